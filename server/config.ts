@@ -1,0 +1,85 @@
+import { z } from "zod";
+
+/**
+ * Every environment variable node-flow reads, validated once at boot. Modules
+ * take a `Config` (or the part they need) as an argument and never read
+ * `process.env` themselves, so tests pass their own.
+ */
+export const ROLES = ["api", "decider", "poller"] as const;
+export type Role = (typeof ROLES)[number];
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+/** Parses NODE_FLOW_ROLES. An unknown role throws: a typo that dropped `decider` would start every workflow and progress none. */
+export function parseRoles(value: string): Role[] {
+  const parts = value.split(",").map((p) => p.trim()).filter(Boolean);
+  const unknown = parts.filter((p) => !(ROLES as readonly string[]).includes(p));
+  if (unknown.length > 0) {
+    throw new ConfigError([
+      `NODE_FLOW_ROLES has unknown role${unknown.length > 1 ? "s" : ""} ${unknown.map((u) => `"${u}"`).join(", ")}: use a comma-separated list of ${ROLES.join(", ")}.`,
+    ]);
+  }
+  if (parts.length === 0) throw new ConfigError([`NODE_FLOW_ROLES is empty: use a comma-separated list of ${ROLES.join(", ")}.`]);
+  return [...new Set(parts)] as Role[];
+}
+
+const envSchema = z.object({
+  DATABASE_URL: z
+    .string({ error: "DATABASE_URL is not set: set it to a Postgres 18 URL (postgres://user:pass@host:5432/db), or use `npm start`, which runs an embedded Postgres." })
+    .refine((v) => /^postgres(ql)?:\/\//.test(v), "DATABASE_URL must start with postgres:// or postgresql://"),
+  NODE_FLOW_SECRET: z
+    .string({ error: "NODE_FLOW_SECRET is not set: set it to a random string of at least 32 characters (e.g. `openssl rand -hex 32`); it signs sessions and seals secrets." })
+    .min(32, "NODE_FLOW_SECRET must be at least 32 characters (e.g. `openssl rand -hex 32`)"),
+  NODE_FLOW_ROLES: z.string().default("api,decider,poller"),
+  PORT: z.coerce.number({ error: "PORT must be a number" }).int().min(1).max(65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_FLOW_DATA_DIR: z.string().min(1).default(".data"),
+  NODE_FLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+});
+
+export interface Config {
+  databaseUrl: string;
+  secret: string;
+  roles: Role[];
+  port: number;
+  host: string;
+  logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
+  dataDir: string;
+  dbPoolSize: number;
+}
+
+/** Validates the environment; throws one ConfigError listing every problem at once. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const problems: string[] = [];
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.join(".");
+      problems.push(issue.message.startsWith(key) ? issue.message : `${key}: ${issue.message}`);
+    }
+  }
+  let roles: Role[] = [];
+  try {
+    roles = parseRoles(env.NODE_FLOW_ROLES ?? "api,decider,poller");
+  } catch (error) {
+    problems.push(...(error as ConfigError).problems);
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const e = parsed.data;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    secret: e.NODE_FLOW_SECRET,
+    roles,
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    dataDir: e.NODE_FLOW_DATA_DIR,
+    dbPoolSize: e.NODE_FLOW_DB_POOL_SIZE,
+  };
+}
