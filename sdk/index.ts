@@ -1,0 +1,2 @@
+export { createNodeFlowClient, NodeFlowApiError } from "./http-client";
+export type { NodeFlowClient, NodeFlowClientOptions, ReadinessReport } from "./http-client";
