@@ -8,7 +8,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["{engine,db,server,sdk,cli,components}/**/*.test.{ts,tsx}"],
+          include: ["*.test.ts", "{engine,db,server,sdk,cli,components}/**/*.test.{ts,tsx}"],
           exclude: ["**/*.int.test.ts", "node_modules/**"],
           environment: "node",
         },
