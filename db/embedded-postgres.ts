@@ -11,6 +11,8 @@ export interface EmbeddedPostgresOptions {
   /** Port to listen on; a free one is chosen when omitted or taken. */
   port?: number;
   password?: string;
+  /** Extra `-c name=value` server settings, e.g. fsync off for a throwaway test cluster. */
+  settings?: Record<string, string>;
   /** Postgres server log lines (startup chatter); dropped when omitted. */
   onLog?: (line: string) => void;
 }
@@ -72,7 +74,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     authMethod: "scram-sha-256",
     initdbFlags: ["--encoding=UTF8", "--no-sync"],
     // Listen on loopback only; the embedded cluster is never meant to be reachable from outside.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "io_method=worker"],
+    postgresFlags: [
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=200",
+      "-c",
+      "io_method=worker",
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+    ],
     onLog: (message) => log(String(message).trimEnd()),
     onError: (error) => log(`[error] ${String(error instanceof Error ? error.message : error).trimEnd()}`),
   });

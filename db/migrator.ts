@@ -112,7 +112,9 @@ export async function migrate(
       try {
         await sql.raw(migration.sql).execute(trx);
       } catch (error) {
-        throw new MigrationError(`Migration ${migration.name} failed and was rolled back: ${(error as Error).message}`);
+        throw new MigrationError(`Migration ${migration.name} failed and was rolled back: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       await sql`INSERT INTO "SchemaMigrations" ("name", "checksum") VALUES (${migration.name}, ${migration.checksum})`.execute(trx);
       return true;

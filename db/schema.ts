@@ -1,0 +1,531 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+
+/**
+ * The database, as types only: every table created by db/migrations, keyed by
+ * its exact (quoted, PascalCase) name, with its exact camelCase columns. No
+ * CamelCasePlugin: the columns really are camelCase in Postgres. Drift between
+ * this file and the migrations is caught by db/schema-drift.int.test.ts.
+ *
+ * Typing rules that are not optional (Kysely cannot unwrap `Json | null` or
+ * `Generated<Json>`; writes then fail to infer as an unassignable ValueExpression):
+ * - JSONB columns read as `unknown` and are written as a serialised string, always
+ *   produced by `json()` from ./json, the funnel that strips NUL.
+ * - Nullability and defaults of a JSONB column live inside its ColumnType.
+ * - `Generated<>` marks defaulted non-JSON columns.
+ */
+
+/** JSONB NOT NULL without a default: required on insert. */
+export type Json = ColumnType<unknown, string, string>;
+/** JSONB NOT NULL DEFAULT …: optional on insert. */
+export type JsonDefaulted = ColumnType<unknown, string | undefined, string>;
+/** Nullable JSONB. */
+// eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- `| null` is redundant to the compiler but tells the reader a read can be null
+export type NullableJson = ColumnType<unknown | null, string | null | undefined, string | null>;
+
+/**
+ * TIMESTAMPTZ NOT NULL DEFAULT now(). pg reads timestamptz as a Date (millisecond
+ * precision: never build a cursor or comparison from it; select the column as
+ * text instead). A string write is passed through to Postgres verbatim, which
+ * is how microsecond-precise values are written.
+ */
+export type TimestampDefaulted = ColumnType<Date, Date | string | undefined, Date | string>;
+/** TIMESTAMPTZ NOT NULL without a default: required on insert. */
+export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** Nullable TIMESTAMPTZ. */
+export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export const WORKFLOW_STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED", "PAUSED"] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+export const TASK_STATUSES = [
+  "SCHEDULED",
+  "IN_PROGRESS",
+  "COMPLETED",
+  "COMPLETED_WITH_ERRORS",
+  "FAILED",
+  "FAILED_WITH_TERMINAL_ERROR",
+  "TIMED_OUT",
+  "CANCELED",
+  "SKIPPED",
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/**
+ * The statuses outside the TaskExecutions frontier index's predicate. A query
+ * that wants that index must spell the same predicate (`"status" NOT IN (…)`).
+ */
+export const TERMINAL_TASK_STATUSES = [
+  "COMPLETED",
+  "COMPLETED_WITH_ERRORS",
+  "FAILED",
+  "FAILED_WITH_TERMINAL_ERROR",
+  "TIMED_OUT",
+  "CANCELED",
+  "SKIPPED",
+] as const satisfies readonly TaskStatus[];
+
+export const TIMER_KINDS = [
+  "scheduleToStart",
+  "startToClose",
+  "taskTimeout",
+  "workflowTimeout",
+  "wait",
+  "retry",
+  "startDelay",
+] as const;
+export type TimerKind = (typeof TIMER_KINDS)[number];
+
+export type IdempotencyStrategy = "FAIL" | "RETURN_EXISTING" | "FAIL_ON_RUNNING";
+export type HumanTaskStatus = "PENDING" | "CLAIMED" | "COMPLETED" | "CANCELED" | "EXPIRED";
+export type AuditActorType = "user" | "serviceAccount" | "apiKey" | "system";
+export type RetryLogic = "FIXED" | "EXPONENTIAL_BACKOFF" | "LINEAR_BACKOFF";
+export type TimeoutPolicy = "RETRY" | "TIME_OUT_WF" | "ALERT_ONLY";
+
+// ---------------------------------------------------------------------------
+// Platform
+
+export interface NamespacesTable {
+  id: Generated<string>;
+  name: string;
+  description: string | null;
+  createdAt: TimestampDefaulted;
+}
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  displayName: string | null;
+  passwordHash: string | null;
+  isAdmin: Generated<boolean>;
+  disabledAt: NullableTimestamp;
+  lastLoginAt: NullableTimestamp;
+  createdAt: TimestampDefaulted;
+  updatedAt: TimestampDefaulted;
+}
+
+export interface SessionsTable {
+  id: Generated<string>;
+  userId: string;
+  tokenHash: string;
+  createdAt: TimestampDefaulted;
+  expiresAt: Timestamp;
+  lastSeenAt: NullableTimestamp;
+  userAgent: string | null;
+  ipAddress: string | null;
+}
+
+export interface ServiceAccountsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  disabledAt: NullableTimestamp;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  prefix: string;
+  keyHash: string;
+  scopes: Generated<string[]>;
+  userId: string | null;
+  serviceAccountId: string | null;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  lastUsedAt: NullableTimestamp;
+  expiresAt: NullableTimestamp;
+  revokedAt: NullableTimestamp;
+}
+
+export interface GroupsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  roles: Generated<string[]>;
+  createdAt: TimestampDefaulted;
+}
+
+export interface GroupMembersTable {
+  groupId: string;
+  userId: string;
+  addedAt: TimestampDefaulted;
+}
+
+/** Append-only: a trigger refuses UPDATE and DELETE. */
+export interface AuditEventsTable {
+  id: Generated<string>;
+  at: TimestampDefaulted;
+  namespaceId: string | null;
+  actorType: AuditActorType;
+  actorId: string | null;
+  action: string;
+  resourceType: string | null;
+  resourceId: string | null;
+  details: JsonDefaulted;
+  ipAddress: string | null;
+}
+
+/** Immutable per (namespaceId, name, version): a trigger refuses changes to graph, blueprint, name, version, namespaceId. */
+export interface WorkflowDefinitionsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  version: number;
+  description: string | null;
+  graph: Json;
+  blueprint: Json;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  archivedAt: NullableTimestamp;
+}
+
+export interface TaskDefinitionsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  ownerEmail: string | null;
+  retryCount: Generated<number>;
+  retryLogic: Generated<RetryLogic>;
+  retryDelaySeconds: Generated<number>;
+  backoffScaleFactor: Generated<number>;
+  timeoutPolicy: Generated<TimeoutPolicy>;
+  timeoutSeconds: Generated<number>;
+  totalTimeoutSeconds: Generated<number>;
+  responseTimeoutSeconds: Generated<number>;
+  pollTimeoutSeconds: number | null;
+  concurrentExecLimit: number | null;
+  rateLimitPerFrequency: number | null;
+  rateLimitFrequencyInSeconds: number | null;
+  inputKeys: Generated<string[]>;
+  outputKeys: Generated<string[]>;
+  inputTemplate: JsonDefaulted;
+  inputSchema: NullableJson;
+  outputSchema: NullableJson;
+  secretOutputFields: Generated<string[]>;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+export interface SecretsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  sealedValue: Buffer;
+  keyVersion: Generated<number>;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+/** Immutable per (namespaceId, name, version), like workflow definitions. */
+export interface FormTemplatesTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  version: number;
+  description: string | null;
+  schema: Json;
+  uiSchema: JsonDefaulted;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+}
+
+export interface HumanTasksTable {
+  id: Generated<string>;
+  namespaceId: string;
+  workflowId: string;
+  taskId: string;
+  refName: string;
+  title: string;
+  description: string | null;
+  formTemplateId: string | null;
+  assigneeUserId: string | null;
+  assigneeGroupId: string | null;
+  status: Generated<HumanTaskStatus>;
+  input: JsonDefaulted;
+  response: NullableJson;
+  claimedByUserId: string | null;
+  claimedAt: NullableTimestamp;
+  completedByUserId: string | null;
+  completedAt: NullableTimestamp;
+  dueAt: NullableTimestamp;
+  createdAt: TimestampDefaulted;
+  updatedAt: TimestampDefaulted;
+}
+
+export interface TaskLogsTable {
+  id: Generated<number>;
+  namespaceId: string;
+  workflowId: string;
+  taskId: string;
+  at: TimestampDefaulted;
+  line: string;
+}
+
+// ---------------------------------------------------------------------------
+// Engine
+
+/** RANGE-partitioned monthly on startedAt; PRIMARY KEY (id, startedAt). */
+export interface WorkflowExecutionsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  defName: string;
+  defVersion: number;
+  status: Generated<WorkflowStatus>;
+  /** Optimistic-concurrency counter, bumped on every committed evaluation. */
+  version: Generated<number>;
+  correlationId: string | null;
+  idempotencyKey: string | null;
+  priority: Generated<number>;
+  input: JsonDefaulted;
+  output: JsonDefaulted;
+  variables: JsonDefaulted;
+  inputRef: string | null;
+  outputRef: string | null;
+  parentWorkflowId: string | null;
+  parentTaskId: string | null;
+  startedAt: TimestampDefaulted;
+  endedAt: NullableTimestamp;
+  updatedAt: TimestampDefaulted;
+  reasonForIncompletion: string | null;
+  failedTaskRef: string | null;
+  createdBy: string | null;
+}
+
+/** Unpartitioned, so PRIMARY KEY (namespaceId, key) really constrains. */
+export interface IdempotencyKeysTable {
+  namespaceId: string;
+  key: string;
+  workflowId: string;
+  strategy: IdempotencyStrategy;
+  createdAt: TimestampDefaulted;
+  expiresAt: NullableTimestamp;
+}
+
+/** HASH-partitioned 16 ways on workflowId; PRIMARY KEY (workflowId, id); identity (workflowId, refName, iteration, attempt). */
+export interface TaskExecutionsTable {
+  id: Generated<string>;
+  workflowId: string;
+  namespaceId: string;
+  refName: string;
+  iteration: Generated<number>;
+  /** 0 for the first attempt; Conductor's retryCount. */
+  attempt: Generated<number>;
+  taskType: string;
+  taskDefName: string;
+  queueName: string | null;
+  domain: string | null;
+  status: Generated<TaskStatus>;
+  input: JsonDefaulted;
+  output: JsonDefaulted;
+  inputRef: string | null;
+  outputRef: string | null;
+  pollCount: Generated<number>;
+  workerId: string | null;
+  scheduledAt: TimestampDefaulted;
+  startedAt: NullableTimestamp;
+  /** Set on every terminal status; the unprocessed index keys on it. */
+  endedAt: NullableTimestamp;
+  updatedAt: TimestampDefaulted;
+  callbackAfterSeconds: Generated<number>;
+  responseTimeoutSeconds: number | null;
+  timeoutSeconds: number | null;
+  pollTimeoutSeconds: number | null;
+  reasonForIncompletion: string | null;
+  /** The decider's watermark: null until an evaluation reacted to this terminal task. */
+  deciderSeenAt: NullableTimestamp;
+  parentRef: string | null;
+  forkIndex: number | null;
+  subWorkflowId: string | null;
+}
+
+/** HASH-partitioned 8 ways on queueName; PRIMARY KEY (queueName, id); UNIQUE (queueName, taskId). */
+export interface TaskQueuesTable {
+  queueName: string;
+  id: Generated<number>;
+  taskId: string;
+  workflowId: string;
+  namespaceId: string;
+  taskType: string;
+  priority: Generated<number>;
+  enqueuedAt: TimestampDefaulted;
+  visibleAt: TimestampDefaulted;
+  leaseExpiresAt: NullableTimestamp;
+  leaseOwner: string | null;
+}
+
+/** The primary key is the dedupe; enqueue with ON CONFLICT DO UPDATE SET "reason", never DO NOTHING. */
+export interface DecideQueuesTable {
+  workflowId: string;
+  namespaceId: string;
+  enqueuedAt: TimestampDefaulted;
+  reason: string | null;
+}
+
+/** RANGE-partitioned hourly on fireAt; PRIMARY KEY (id, fireAt). */
+export interface TimersTable {
+  id: Generated<string>;
+  fireAt: Timestamp;
+  kind: TimerKind;
+  namespaceId: string;
+  workflowId: string;
+  taskId: string | null;
+  payload: JsonDefaulted;
+  createdAt: TimestampDefaulted;
+  claimedAt: NullableTimestamp;
+  claimedBy: string | null;
+}
+
+export interface OutboxEventsTable {
+  id: Generated<number>;
+  namespaceId: string;
+  topic: string;
+  workflowId: string | null;
+  payload: Json;
+  createdAt: TimestampDefaulted;
+  attempts: Generated<number>;
+  nextAttemptAt: TimestampDefaulted;
+  lastError: string | null;
+  publishedAt: NullableTimestamp;
+  deadLetteredAt: NullableTimestamp;
+}
+
+/** RANGE-partitioned monthly on at; PRIMARY KEY (workflowId, seq, at); an AFTER INSERT trigger NOTIFYs "workflowId:seq". */
+export interface WorkflowEventsTable {
+  workflowId: string;
+  /** Gap-free per workflow, allocated as max + 1 under the workflow's row lock. */
+  seq: number;
+  at: TimestampDefaulted;
+  namespaceId: string;
+  type: string;
+  refName: string | null;
+  taskId: string | null;
+  status: string | null;
+  data: JsonDefaulted;
+}
+
+export interface SemaphoresTable {
+  namespaceId: string;
+  name: string;
+  permits: number;
+  createdAt: TimestampDefaulted;
+  updatedAt: TimestampDefaulted;
+}
+
+export interface SemaphoreHoldersTable {
+  namespaceId: string;
+  name: string;
+  taskId: string;
+  workflowId: string;
+  acquiredAt: TimestampDefaulted;
+  leaseExpiresAt: Timestamp;
+}
+
+export interface RateLimitBucketsTable {
+  namespaceId: string;
+  queueName: string;
+  windowStart: Timestamp;
+  count: Generated<number>;
+}
+
+export interface TaskOutputCacheTable {
+  namespaceId: string;
+  taskDefName: string;
+  key: string;
+  output: Json;
+  createdAt: TimestampDefaulted;
+  expiresAt: Timestamp;
+}
+
+/** Owned by db/migrator.ts, which creates it on first migrate. */
+export interface SchemaMigrationsTable {
+  name: string;
+  checksum: string;
+  appliedAt: TimestampDefaulted;
+}
+
+export interface Database {
+  Namespaces: NamespacesTable;
+  Users: UsersTable;
+  Sessions: SessionsTable;
+  ServiceAccounts: ServiceAccountsTable;
+  ApiKeys: ApiKeysTable;
+  Groups: GroupsTable;
+  GroupMembers: GroupMembersTable;
+  AuditEvents: AuditEventsTable;
+  WorkflowDefinitions: WorkflowDefinitionsTable;
+  TaskDefinitions: TaskDefinitionsTable;
+  Secrets: SecretsTable;
+  FormTemplates: FormTemplatesTable;
+  HumanTasks: HumanTasksTable;
+  TaskLogs: TaskLogsTable;
+  WorkflowExecutions: WorkflowExecutionsTable;
+  IdempotencyKeys: IdempotencyKeysTable;
+  TaskExecutions: TaskExecutionsTable;
+  TaskQueues: TaskQueuesTable;
+  DecideQueues: DecideQueuesTable;
+  Timers: TimersTable;
+  OutboxEvents: OutboxEventsTable;
+  WorkflowEvents: WorkflowEventsTable;
+  Semaphores: SemaphoresTable;
+  SemaphoreHolders: SemaphoreHoldersTable;
+  RateLimitBuckets: RateLimitBucketsTable;
+  TaskOutputCache: TaskOutputCacheTable;
+  SchemaMigrations: SchemaMigrationsTable;
+}
+
+// Row types: what a SELECT returns (Selectable), what an INSERT takes
+// (Insertable, JSONB as json() strings), what an UPDATE takes (Updateable).
+// Kept apart from domain types on purpose: repositories map between the two.
+
+export type NamespaceRow = Selectable<NamespacesTable>;
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type NewSession = Insertable<SessionsTable>;
+export type ServiceAccountRow = Selectable<ServiceAccountsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type NewApiKey = Insertable<ApiKeysTable>;
+export type GroupRow = Selectable<GroupsTable>;
+export type AuditEventRow = Selectable<AuditEventsTable>;
+export type NewAuditEvent = Insertable<AuditEventsTable>;
+export type WorkflowDefinitionRow = Selectable<WorkflowDefinitionsTable>;
+export type NewWorkflowDefinition = Insertable<WorkflowDefinitionsTable>;
+export type TaskDefinitionRow = Selectable<TaskDefinitionsTable>;
+export type NewTaskDefinition = Insertable<TaskDefinitionsTable>;
+export type TaskDefinitionUpdate = Updateable<TaskDefinitionsTable>;
+export type SecretRow = Selectable<SecretsTable>;
+export type FormTemplateRow = Selectable<FormTemplatesTable>;
+export type HumanTaskRow = Selectable<HumanTasksTable>;
+export type NewHumanTask = Insertable<HumanTasksTable>;
+export type TaskLogRow = Selectable<TaskLogsTable>;
+
+export type WorkflowExecutionRow = Selectable<WorkflowExecutionsTable>;
+export type NewWorkflowExecution = Insertable<WorkflowExecutionsTable>;
+export type WorkflowExecutionUpdate = Updateable<WorkflowExecutionsTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+export type TaskExecutionRow = Selectable<TaskExecutionsTable>;
+export type NewTaskExecution = Insertable<TaskExecutionsTable>;
+export type TaskExecutionUpdate = Updateable<TaskExecutionsTable>;
+export type TaskQueueRow = Selectable<TaskQueuesTable>;
+export type NewTaskQueueEntry = Insertable<TaskQueuesTable>;
+export type DecideQueueRow = Selectable<DecideQueuesTable>;
+export type TimerRow = Selectable<TimersTable>;
+export type NewTimer = Insertable<TimersTable>;
+export type OutboxEventRow = Selectable<OutboxEventsTable>;
+export type NewOutboxEvent = Insertable<OutboxEventsTable>;
+export type WorkflowEventRow = Selectable<WorkflowEventsTable>;
+export type NewWorkflowEvent = Insertable<WorkflowEventsTable>;
+export type SemaphoreRow = Selectable<SemaphoresTable>;
+export type SemaphoreHolderRow = Selectable<SemaphoreHoldersTable>;
+export type RateLimitBucketRow = Selectable<RateLimitBucketsTable>;
+export type TaskOutputCacheRow = Selectable<TaskOutputCacheTable>;

@@ -1,0 +1,212 @@
+import { sql } from "kysely";
+import type { Kysely } from "kysely";
+import { json } from "../../db/json";
+import type { Database, WorkflowExecutionRow, WorkflowStatus } from "../../db/schema";
+
+/** A Kysely instance or a transaction: the caller owns the transaction boundary. */
+type Executor = Kysely<Database>;
+
+export interface InsertWorkflowExecutionInput {
+  /** Normally left to the database's uuidv7(); pass one to know it before the insert. */
+  id?: string;
+  namespaceId: string;
+  defName: string;
+  defVersion: number;
+  status?: WorkflowStatus;
+  correlationId?: string | null;
+  idempotencyKey?: string | null;
+  priority?: number;
+  input?: unknown;
+  output?: unknown;
+  variables?: unknown;
+  inputRef?: string | null;
+  outputRef?: string | null;
+  parentWorkflowId?: string | null;
+  parentTaskId?: string | null;
+  /** Defaults to now(). A string is passed to Postgres verbatim, so it may carry microseconds. */
+  startedAt?: Date | string;
+  createdBy?: string | null;
+}
+
+/**
+ * Inserts one execution and returns the stored row. Every JSONB value goes
+ * through json(), which strips the NUL that jsonb cannot store; the column list
+ * is explicit so a field the caller adds is a compile error here, not a silent drop.
+ */
+export async function insertWorkflowExecution(
+  db: Executor,
+  row: InsertWorkflowExecutionInput,
+): Promise<WorkflowExecutionRow> {
+  return db
+    .insertInto("WorkflowExecutions")
+    .values({
+      id: row.id,
+      namespaceId: row.namespaceId,
+      defName: row.defName,
+      defVersion: row.defVersion,
+      status: row.status,
+      correlationId: row.correlationId ?? null,
+      idempotencyKey: row.idempotencyKey ?? null,
+      priority: row.priority,
+      input: json(row.input ?? {}),
+      output: json(row.output ?? {}),
+      variables: json(row.variables ?? {}),
+      inputRef: row.inputRef ?? null,
+      outputRef: row.outputRef ?? null,
+      parentWorkflowId: row.parentWorkflowId ?? null,
+      parentTaskId: row.parentTaskId ?? null,
+      startedAt: row.startedAt,
+      createdBy: row.createdBy ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * One execution, only if it belongs to `namespaceId`: repositories filter by
+ * namespace themselves, because a check done in a route is one the next non-HTTP
+ * caller bypasses. Without "startedAt" this probes the primary key of each
+ * monthly partition once — an index lookup per partition, not a scan.
+ */
+export async function getWorkflowExecution(
+  db: Executor,
+  namespaceId: string,
+  id: string,
+): Promise<WorkflowExecutionRow | undefined> {
+  return db
+    .selectFrom("WorkflowExecutions")
+    .selectAll()
+    .where("namespaceId", "=", namespaceId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** A listed execution: the row without its payloads (up to 256 KB each, a page of 50 would ship megabytes). */
+export type WorkflowExecutionSummary = Omit<WorkflowExecutionRow, "input" | "output" | "variables">;
+
+export interface ListWorkflowExecutionsOptions {
+  namespaceId: string;
+  status?: WorkflowStatus;
+  defName?: string;
+  /** Page size, 1 to 1000. */
+  limit: number;
+  /** `nextCursor` of the previous page; omit for the first page. */
+  cursor?: string;
+}
+
+export interface WorkflowExecutionPage {
+  items: WorkflowExecutionSummary[];
+  /** Opaque; null on the last page. */
+  nextCursor: string | null;
+}
+
+export class InvalidCursorError extends Error {
+  override name = "InvalidCursorError";
+}
+
+interface CursorKey {
+  /** "startedAt" as text at full microsecond precision, exactly as Postgres rendered it. */
+  startedAt: string;
+  id: string;
+}
+
+// Produced only by encodeCursor below (to_char … 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"').
+const CURSOR_TIMESTAMP = /^\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function encodeCursor(key: CursorKey): string {
+  return Buffer.from(JSON.stringify([key.startedAt, key.id]), "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): CursorKey {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw new InvalidCursorError("The cursor is not one this API returned");
+  }
+  // Validated before it reaches SQL: the values are bound parameters either way,
+  // but a malformed one should be a 400, not a Postgres cast error (500).
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    typeof parsed[0] !== "string" ||
+    typeof parsed[1] !== "string" ||
+    !CURSOR_TIMESTAMP.test(parsed[0]) ||
+    !UUID.test(parsed[1])
+  ) {
+    throw new InvalidCursorError("The cursor is not one this API returned");
+  }
+  return { startedAt: parsed[0], id: parsed[1] };
+}
+
+/**
+ * Newest first, keyset-paged on ("startedAt" DESC, "id" DESC) — never OFFSET,
+ * which re-reads every skipped row and, on a table taking continuous inserts,
+ * skips and duplicates rows as they shift between requests.
+ */
+export async function listWorkflowExecutions(
+  db: Executor,
+  options: ListWorkflowExecutionsOptions,
+): Promise<WorkflowExecutionPage> {
+  const { namespaceId, status, defName, limit, cursor } = options;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
+  }
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+
+  let query = db
+    .selectFrom("WorkflowExecutions")
+    .select([
+      "id",
+      "namespaceId",
+      "defName",
+      "defVersion",
+      "status",
+      "version",
+      "correlationId",
+      "idempotencyKey",
+      "priority",
+      "inputRef",
+      "outputRef",
+      "parentWorkflowId",
+      "parentTaskId",
+      "startedAt",
+      "endedAt",
+      "updatedAt",
+      "reasonForIncompletion",
+      "failedTaskRef",
+      "createdBy",
+      // The cursor key, rendered by Postgres. pg parses timestamptz into a JS Date,
+      // which keeps milliseconds only: a cursor built from it sorts *before* its
+      // own row, and `<` then skips every row sharing that millisecond (12 rows
+      // paged as 9). to_char in UTC rather than ::text, so the string does not
+      // depend on the session's DateStyle or TimeZone.
+      sql<string>`to_char("startedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as("cursorStartedAt"),
+    ])
+    .where("namespaceId", "=", namespaceId);
+  if (status !== undefined) query = query.where("status", "=", status);
+  if (defName !== undefined) query = query.where("defName", "=", defName);
+  if (after !== undefined) {
+    // A row comparison, which btree uses as one index condition on
+    // ("namespaceId","startedAt" DESC,"id" DESC) and which prunes partitions on
+    // its leading column. Both sides cast explicitly: left to inference a bound
+    // parameter can be typed text, and text orders UUIDs lexically, quietly
+    // returning the wrong page.
+    query = query.where(
+      sql<boolean>`("startedAt", "id") < (${after.startedAt}::timestamptz, ${after.id}::uuid)`,
+    );
+  }
+  // One extra row says whether there is a next page without a COUNT.
+  const rows = await query
+    .orderBy("startedAt", "desc")
+    .orderBy("id", "desc")
+    .limit(limit + 1)
+    .execute();
+
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor =
+    rows.length > limit && last !== undefined ? encodeCursor({ startedAt: last.cursorStartedAt, id: last.id }) : null;
+  return { items: page.map(({ cursorStartedAt: _cursor, ...item }) => item), nextCursor };
+}
