@@ -1,0 +1,125 @@
+/**
+ * The sidecar: `node --import tsx server/worker.ts` (or `tsx server/worker.ts`).
+ * Holds the background loops for NODE_FLOW_ROLES (default decider,poller); the
+ * web process holds none. Refuses to start against a database whose schema is
+ * not exactly this build's, because loops running old code against a new schema
+ * (or the reverse) corrupt state quietly rather than fail loudly.
+ */
+import { assertDatabaseCapabilities, DatabaseCapabilityError } from "../db/capabilities";
+import { migrationStatus } from "../db/migrator";
+import { createDb } from "../db/pool";
+import type { Db } from "../db/pool";
+import { ConfigError, loadConfig } from "./config";
+import type { Config, Role } from "./config";
+import { checkDatabaseConnection, DatabaseConnectionError } from "./database-connection";
+import { createLogger } from "./logger";
+import type { Logger } from "./logger";
+import { startRunners, stopRunners } from "./runners";
+import { DEFAULT_WORKER_ROLES, resolveWorkerRoles } from "./worker-roles";
+
+/** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
+type Env = Record<string, string | undefined>;
+
+/** From SIGTERM to exit. Orchestrators SIGKILL after their own grace (Docker: 10 s), so stay under it. */
+const SHUTDOWN_TIMEOUT_MS = 9_000;
+/** Of that, how long the runners get to finish the pass in hand before the pool closes under them. */
+const RUNNER_STOP_TIMEOUT_MS = 7_000;
+
+class StartupError extends Error {
+  override name = "StartupError";
+}
+
+function loadWorkerConfig(env: Env): { config: Config; roles: Role[] } {
+  const problems: string[] = [];
+  let config: Config | undefined;
+  let roles: Role[] = [];
+  try {
+    config = loadConfig({ ...env, NODE_FLOW_ROLES: env.NODE_FLOW_ROLES ?? DEFAULT_WORKER_ROLES });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  try {
+    roles = resolveWorkerRoles(env.NODE_FLOW_ROLES);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const problem of error.problems) if (!problems.includes(problem)) problems.push(problem);
+  }
+  if (problems.length > 0 || !config) throw new ConfigError(problems);
+  return { config, roles };
+}
+
+async function assertSchemaMatchesBuild(db: Db, logger: Logger): Promise<void> {
+  const status = await migrationStatus(db);
+  if (status.unknown.length > 0) {
+    throw new StartupError(
+      `The database has migrations this build does not know (${status.unknown.join(", ")}): it was migrated by a newer node-flow. Run that version, or restore a matching database.`,
+    );
+  }
+  if (status.pending.length > 0) {
+    throw new StartupError(
+      `The database is missing ${status.pending.length} migration${status.pending.length === 1 ? "" : "s"} (${status.pending.join(", ")}): run \`npm run migrate\` first.`,
+    );
+  }
+  if (status.changed.length > 0) {
+    logger.warn({ migrations: status.changed }, "applied migration files have changed since they were applied");
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  let roles: Role[];
+  try {
+    ({ config, roles } = loadWorkerConfig(process.env));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const problem of error.problems) process.stderr.write(`${problem}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger({ level: config.logLevel });
+  const db = createDb(config.databaseUrl, { max: config.dbPoolSize, applicationName: "node-flow-worker" });
+
+  let stopping = false;
+  let runners: ReturnType<typeof startRunners> = [];
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.info({ signal }, "worker already stopping");
+      return;
+    }
+    stopping = true;
+    logger.info({ signal }, "worker stopping: finishing the batch in hand");
+    // unref: once everything below has closed, the exit should not wait for this timer.
+    setTimeout(() => {
+      logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, "worker did not stop in time; forcing exit");
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    const finished = await stopRunners(runners, RUNNER_STOP_TIMEOUT_MS);
+    await db.destroy().catch((error: unknown) => logger.warn({ err: error }, "closing the pool failed"));
+    logger.info({ finished }, "worker stopped");
+    process.exit(finished ? 0 : 1);
+  };
+  // Installed before the slow startup steps, so a stop during them still exits cleanly.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => void shutdown(signal));
+
+  try {
+    await checkDatabaseConnection(config.databaseUrl);
+    await assertDatabaseCapabilities(db);
+    await assertSchemaMatchesBuild(db, logger);
+  } catch (error) {
+    if (error instanceof DatabaseConnectionError || error instanceof DatabaseCapabilityError || error instanceof StartupError) {
+      process.stderr.write(`${error.message}\n`);
+      await db.destroy().catch(() => undefined);
+      process.exit(1);
+    }
+    throw error;
+  }
+  if (stopping) return;
+
+  runners = startRunners(roles, { db, logger });
+  logger.info({ runners: runners.map((runner) => runner.name) }, `worker ready roles=${roles.join(",")}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
