@@ -63,7 +63,13 @@ function ensurePostgresUser(): void {
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
   const port = options.port && (await isPortFree(options.port)) ? options.port : await findFreePort();
   const password = options.password ?? "postgres";
-  const log = options.onLog ?? (() => undefined);
+  // The last server lines, so a failed start can say why instead of guessing.
+  const recent: string[] = [];
+  const log = (line: string) => {
+    recent.push(line);
+    if (recent.length > 8) recent.shift();
+    options.onLog?.(line);
+  };
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,
@@ -95,8 +101,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   try {
     await server.start();
   } catch {
+    const why = recent.filter((l) => /FATAL|ERROR|error/.test(l)).join(" | ") || recent.join(" | ") || "no output";
     throw new Error(
-      `The embedded Postgres in ${options.dataDir} did not start. Another Postgres may be using this data directory; stop it, or set DATABASE_URL to use your own Postgres 18.`,
+      `The embedded Postgres in ${options.dataDir} did not start (${why}). If another Postgres uses this data directory, stop it; or set DATABASE_URL to use your own Postgres 18.`,
     );
   }
   return {
