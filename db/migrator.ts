@@ -30,18 +30,22 @@ const FILE_PATTERN = /^(\d{4})_[a-z0-9_]+\.sql$/;
 const MIGRATION_LOCK_KEY = 7_263_104_551;
 
 export function defaultMigrationsDir(): string {
-  return process.env.NODE_FLOW_MIGRATIONS_DIR ?? path.join(process.cwd(), "db", "migrations");
+  const cwd = process.cwd();
+  return process.env.NODE_FLOW_MIGRATIONS_DIR ?? path.join(/* turbopackIgnore: true */ cwd, "db", "migrations");
 }
 
 export function loadMigrations(dir: string = defaultMigrationsDir()): Migration[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".sql")).sort();
+  // The turbopackIgnore comments keep Next's build from tracing the whole project
+  // into the server output because of a runtime-computed path.
+  const files = readdirSync(/* turbopackIgnore: true */ dir).filter((f) => f.endsWith(".sql")).sort();
   const seen = new Set<string>();
   return files.map((file) => {
     const match = FILE_PATTERN.exec(file);
     if (!match) throw new Error(`Migration file "${file}" must be named NNNN_lower_snake.sql`);
     if (seen.has(match[1] ?? "")) throw new Error(`Two migrations share the number ${match[1]}`);
     seen.add(match[1] ?? "");
-    const text = readFileSync(path.join(dir, file), "utf8");
+    const filePath = path.join(dir, file);
+    const text = readFileSync(/* turbopackIgnore: true */ filePath, "utf8");
     return { name: file.replace(/\.sql$/, ""), sql: text, checksum: createHash("sha256").update(text).digest("hex") };
   });
 }
