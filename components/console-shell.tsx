@@ -1,0 +1,96 @@
+"use client";
+
+import { Button, Drawer } from "@heroui/react";
+import { usePathname } from "next/navigation";
+import type { ReactNode } from "react";
+import { useState } from "react";
+import { MenuIcon } from "./icons";
+import { NavLinks } from "./nav-links";
+import { ThemeSwitcher } from "./theme-switcher";
+import { Wordmark } from "./wordmark";
+
+/**
+ * The frame around every page: a sidebar from `md` up, and below that a top
+ * bar whose menu button opens the same navigation in a drawer.
+ */
+export function ConsoleShell({ children }: { children: ReactNode }) {
+  return (
+    <div className="min-h-dvh md:grid md:grid-cols-[15.5rem_minmax(0,1fr)]">
+      <a
+        className="sr-only focus:not-sr-only focus:fixed focus:top-3 focus:left-3 focus:z-50 focus:rounded-lg focus:bg-surface focus:px-3 focus:py-2 focus:text-sm focus:shadow-overlay"
+        href="#main"
+      >
+        Skip to content
+      </a>
+
+      <aside className="sticky top-0 hidden h-dvh flex-col border-r border-separator bg-surface/60 md:flex">
+        <div className="px-5 pt-5 pb-6">
+          <Wordmark />
+        </div>
+        <nav aria-label="Main" className="flex-1 overflow-y-auto px-3">
+          <NavLinks />
+        </nav>
+        <SidebarFooter />
+      </aside>
+
+      <MobileTopBar />
+
+      <main className="min-w-0 px-4 pt-6 pb-16 sm:px-6 md:px-10 md:pt-10" id="main" tabIndex={-1}>
+        <div className="mx-auto w-full max-w-6xl">{children}</div>
+      </main>
+    </div>
+  );
+}
+
+function SidebarFooter() {
+  return (
+    <div className="flex flex-col gap-3 border-t border-separator px-5 py-4">
+      <div className="flex items-center justify-between gap-2">
+        <span className="text-xs font-medium text-muted">Theme</span>
+        <ThemeSwitcher />
+      </div>
+    </div>
+  );
+}
+
+function MobileTopBar() {
+  const [open, setOpen] = useState(false);
+  const pathname = usePathname();
+  // Close the drawer when the route changes, including through the browser's
+  // back button, not only when a link inside it is clicked.
+  const [seenPath, setSeenPath] = useState(pathname);
+  if (seenPath !== pathname) {
+    setSeenPath(pathname);
+    setOpen(false);
+  }
+
+  return (
+    <header className="sticky top-0 z-30 flex h-14 items-center justify-between gap-3 border-b border-separator bg-background/85 px-4 backdrop-blur-md md:hidden">
+      <Wordmark />
+      <Drawer isOpen={open} onOpenChange={setOpen}>
+        <Button aria-label="Open navigation" isIconOnly size="sm" variant="ghost">
+          <MenuIcon className="size-5" />
+        </Button>
+        <Drawer.Backdrop variant="blur">
+          <Drawer.Content className="max-w-[18rem]" placement="left">
+            <Drawer.Dialog aria-label="Navigation" className="flex h-full flex-col">
+              <Drawer.CloseTrigger aria-label="Close navigation" />
+              <Drawer.Header className="pb-4">
+                <Wordmark />
+              </Drawer.Header>
+              <Drawer.Body className="flex-1 px-1">
+                <nav aria-label="Main">
+                  <NavLinks onNavigate={() => setOpen(false)} />
+                </nav>
+              </Drawer.Body>
+              <Drawer.Footer className="flex-col items-stretch gap-2 border-t border-separator pt-4">
+                <span className="text-xs font-medium text-muted">Theme</span>
+                <ThemeSwitcher showLabels />
+              </Drawer.Footer>
+            </Drawer.Dialog>
+          </Drawer.Content>
+        </Drawer.Backdrop>
+      </Drawer>
+    </header>
+  );
+}
