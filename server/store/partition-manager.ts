@@ -46,6 +46,7 @@ export interface PartitionInfo {
 
 /** The subset of a pino logger the manager uses. */
 export interface PartitionLogger {
+  debug?(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
@@ -256,6 +257,9 @@ export class PartitionManager {
       if (existing.some((p) => covers(p, name, from, to))) continue;
       if (await this.createPartition(spec, name, from, to)) created.push(name);
     }
+    if (created.length > 0) {
+      this.logger?.info({ table: spec.table, count: created.length, first: created[0], last: created.at(-1) }, "created partitions");
+    }
     return created;
   }
 
@@ -266,7 +270,9 @@ export class PartitionManager {
         await this.setLockTimeout(trx);
         await createPartitionStatement(spec, name, from, to).execute(trx);
       });
-      this.logger?.info({ table: spec.table, partition: name }, "created partition");
+      // debug, not info: a first start creates ~30 of these, and ensureTableAhead's
+      // caller logs the per-table summary.
+      this.logger?.debug?.({ table: spec.table, partition: name }, "created partition");
       return true;
     } catch (error) {
       const code = errorCode(error);
