@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { InsertType, SelectType, UpdateType } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { Database } from "./schema";
+import { TASK_STATUSES, TERMINAL_TASK_STATUSES, WORKFLOW_STATUSES } from "../engine/statuses";
 import { useTestDatabase } from "./testing/test-database";
 
 /**
@@ -406,5 +407,30 @@ describe("schema.ts matches the migrated database", () => {
           .map((k) => [k, Object.fromEntries(Object.entries(o[k] ?? {}).sort(([a], [b]) => a.localeCompare(b)))]),
       );
     expect(sorted(actual)).toEqual(sorted(expected));
+  });
+});
+
+describe("statuses agree with the engine", () => {
+  const handle = useTestDatabase();
+
+  function quotedLiterals(definitionSql: string): string[] {
+    return [...definitionSql.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1] ?? "").sort();
+  }
+
+  it("the frontier index excludes exactly the engine's terminal task statuses", async () => {
+    const { rows } = await sql<{ def: string }>`
+      SELECT pg_get_indexdef('"TaskExecutions_frontier_idx"'::regclass) AS "def"`.execute(handle.db);
+    expect(quotedLiterals(rows[0]?.def ?? "")).toEqual([...TERMINAL_TASK_STATUSES].sort());
+  });
+
+  it("the status CHECK constraints allow exactly the engine's statuses", async () => {
+    const { rows } = await sql<{ table: string; def: string }>`
+      SELECT c.conrelid::regclass::text AS "table", pg_get_constraintdef(c.oid) AS "def"
+      FROM pg_constraint c
+      WHERE c.contype = 'c' AND c.conrelid IN ('"WorkflowExecutions"'::regclass, '"TaskExecutions"'::regclass)
+        AND pg_get_constraintdef(c.oid) LIKE '%status%'`.execute(handle.db);
+    const byTable = new Map(rows.map((r) => [r.table, r.def]));
+    expect(quotedLiterals(byTable.get('"WorkflowExecutions"') ?? "")).toEqual([...WORKFLOW_STATUSES].sort());
+    expect(quotedLiterals(byTable.get('"TaskExecutions"') ?? "")).toEqual([...TASK_STATUSES].sort());
   });
 });

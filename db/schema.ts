@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { TaskStatus, WorkflowStatus } from "../engine/statuses";
 
 /**
  * The database, as types only: every table created by db/migrations, keyed by
@@ -34,35 +35,8 @@ export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** Nullable TIMESTAMPTZ. */
 export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-export const WORKFLOW_STATUSES = ["RUNNING", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED", "PAUSED"] as const;
-export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
-
-export const TASK_STATUSES = [
-  "SCHEDULED",
-  "IN_PROGRESS",
-  "COMPLETED",
-  "COMPLETED_WITH_ERRORS",
-  "FAILED",
-  "FAILED_WITH_TERMINAL_ERROR",
-  "TIMED_OUT",
-  "CANCELED",
-  "SKIPPED",
-] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-
-/**
- * The statuses outside the TaskExecutions frontier index's predicate. A query
- * that wants that index must spell the same predicate (`"status" NOT IN (…)`).
- */
-export const TERMINAL_TASK_STATUSES = [
-  "COMPLETED",
-  "COMPLETED_WITH_ERRORS",
-  "FAILED",
-  "FAILED_WITH_TERMINAL_ERROR",
-  "TIMED_OUT",
-  "CANCELED",
-  "SKIPPED",
-] as const satisfies readonly TaskStatus[];
+// Statuses belong to the engine; the columns store exactly its names.
+export type { TaskStatus, WorkflowStatus } from "../engine/statuses";
 
 export const TIMER_KINDS = [
   "scheduleToStart",

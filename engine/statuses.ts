@@ -19,7 +19,11 @@ export const TASK_STATUSES = [
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 const TERMINAL_WORKFLOW: ReadonlySet<WorkflowStatus> = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
-const TERMINAL_TASK: ReadonlySet<TaskStatus> = new Set([
+/**
+ * Every status an attempt ends in. The TaskExecutions frontier index's predicate
+ * is `"status" NOT IN (these)`: a query that wants that index must spell the same list.
+ */
+export const TERMINAL_TASK_STATUSES = [
   "COMPLETED",
   "COMPLETED_WITH_ERRORS",
   "FAILED",
@@ -27,7 +31,8 @@ const TERMINAL_TASK: ReadonlySet<TaskStatus> = new Set([
   "TIMED_OUT",
   "CANCELED",
   "SKIPPED",
-]);
+] as const satisfies readonly TaskStatus[];
+const TERMINAL_TASK: ReadonlySet<TaskStatus> = new Set(TERMINAL_TASK_STATUSES);
 const SUCCESSFUL_TASK: ReadonlySet<TaskStatus> = new Set(["COMPLETED", "COMPLETED_WITH_ERRORS", "SKIPPED"]);
 
 /** True once a workflow can change no further except by an operator's retry or restart. */

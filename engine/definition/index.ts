@@ -1,0 +1,84 @@
+/**
+ * Workflow definitions in graph form: the schema (zod + inferred types), the
+ * node-type registry, graph helpers and the validator.
+ */
+export {
+  CaseSchema,
+  DEFAULT_CASE,
+  DoWhileNodeSchema,
+  DynamicNodeSchema,
+  EventNodeSchema,
+  ExclusiveJoinNodeSchema,
+  ForkJoinDynamicNodeSchema,
+  HTTP_METHODS,
+  HttpNodeSchema,
+  HttpRequestSchema,
+  HumanFormSchema,
+  HumanNodeSchema,
+  InlineNodeSchema,
+  JoinNodeSchema,
+  JsonJqTransformNodeSchema,
+  NODE_SCHEMAS,
+  NODE_TYPE_NAMES,
+  NameSchema,
+  NoopNodeSchema,
+  PositionSchema,
+  REF_PATTERN,
+  RESERVED_REFS,
+  RefSchema,
+  SetVariableNodeSchema,
+  SimpleNodeSchema,
+  StartWorkflowNodeSchema,
+  SubWorkflowNodeSchema,
+  SwitchNodeSchema,
+  TagSchema,
+  TerminateNodeSchema,
+  WORKFLOW_DEFAULTS,
+  WORKFLOW_TIMEOUT_POLICIES,
+  WaitNodeSchema,
+  WorkflowDefinitionSchema,
+  WorkflowEdgeSchema,
+  WorkflowNodeSchema,
+  isNodeOfType,
+  isNodeType,
+} from "./schema";
+export type {
+  DoWhileNode,
+  DynamicNode,
+  EventNode,
+  ExclusiveJoinNode,
+  ForkJoinDynamicNode,
+  HttpNode,
+  HttpRequest,
+  HumanNode,
+  InlineNode,
+  JoinNode,
+  JsonJqTransformNode,
+  NodeOfType,
+  NodeType,
+  NoopNode,
+  Position,
+  SetVariableNode,
+  SimpleNode,
+  StartWorkflowNode,
+  SubWorkflowNode,
+  SwitchNode,
+  TerminateNode,
+  WaitNode,
+  WorkflowDefinition,
+  WorkflowEdge,
+  WorkflowNode,
+} from "./schema";
+export { RETRY_LOGICS, TASK_POLICY_DEFAULTS, TASK_TIMEOUT_POLICIES, TaskCacheSchema, TaskPolicySchema, effectiveTaskPolicy } from "./task-policy";
+export type { EffectiveTaskPolicy, TaskPolicy } from "./task-policy";
+export { COMMON_EXPRESSION_FIELDS, NODE_CATEGORIES, NODE_TYPES, NODE_TYPE_LIST, createNode, fieldValue, isContainerType } from "./node-types";
+export type { FieldPath, NodeCategory, NodeConfig, NodeTypeInfo } from "./node-types";
+export { DefinitionGraph, buildGraph } from "./graph";
+export type { DroppedEdge, DroppedEdgeReason, GraphCycle, GraphEdge, GraphEdgeInput, GraphInput, GraphNodeInput, UpstreamQuery } from "./graph";
+export { validateDefinition } from "./validate";
+export type { ValidateOptions, ValidationResult } from "./validate";
+export { PROBLEM_CODES } from "./problems";
+export type { Problem, ProblemCode, ProblemPath } from "./problems";
+export { DEFINITION_LIMITS, MAX_NAME_LENGTH, MAX_REF_LENGTH } from "./limits";
+export type { DefinitionLimits } from "./limits";
+export { MAX_WAIT_TEXT_LENGTH, containsExpression, isWaitUntil, parseWaitDuration } from "./wait-duration";

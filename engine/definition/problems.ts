@@ -1,0 +1,74 @@
+/**
+ * What `validateDefinition` reports. Every problem names the JSON path of the
+ * offending value and, when the value belongs to a node, that node's ref, so
+ * the editor can mark the node and the inspector field.
+ */
+
+/** Every problem code with what it means. The keys are the stable contract; the texts are for docs and tooltips. */
+export const PROBLEM_CODES = {
+  // Shape (zod) and size.
+  "invalid-field": "A value has the wrong type, format or range.",
+  "missing-field": "A required value is absent, or none of a node's alternative configurations is given.",
+  "unknown-field": "A key the schema does not define (often a typo): definitions are strict so nothing is dropped silently.",
+  "conflicting-fields": "More than one of a node's mutually exclusive configurations is given.",
+  "unknown-node-type": "A node's `type` is not one of the node types.",
+  "too-many-nodes": "More nodes than the definition limit allows; the nodes are not checked further.",
+  "too-many-edges": "More edges than the definition limit allows; the edges are not checked further.",
+  "string-too-long": "A string or object key is longer than the definition limit allows.",
+  "too-deep": "Values, or inline sub-workflows, nest deeper than the definition limit allows.",
+  "too-large": "The definition holds more JSON values than the limit allows; nothing after this point is checked.",
+  "not-json": "A value that JSON cannot represent (function, NaN, Date, class instance, …).",
+  "forbidden-key": "`__proto__` used as a key: legal JSON, but a prototype-pollution vector for any JavaScript that copies it.",
+  // Refs and edges.
+  "empty-workflow": "A workflow with no nodes: it could do nothing, and Conductor rejects an empty task list.",
+  "reserved-ref": "A node ref that expressions reserve (`workflow`).",
+  "duplicate-ref": "Two nodes share a ref.",
+  "unknown-ref": "An edge, `parent`, `joinOn` or `defaultExclusiveJoinTask` names a ref no node has.",
+  "duplicate-edge-id": "Two edges share an id.",
+  "duplicate-edge": "Two edges with the same source, target and case.",
+  "self-loop": "An edge from a node to itself.",
+  "cycle": "Edges that form a cycle. Repetition is a DO_WHILE container, never a back edge.",
+  "unreachable": "A node no start node leads to (only nodes in or behind an entry-less cycle can be).",
+  // Containers.
+  "edge-crosses-container": "An edge between nodes of different container levels (into, out of, or between DO_WHILE bodies).",
+  "invalid-parent": "`parent` names a node that is not a DO_WHILE, or the node itself.",
+  "nested-loop": "A DO_WHILE inside another DO_WHILE: task identity carries a single iteration number.",
+  "empty-loop-body": "A DO_WHILE with no children.",
+  // SWITCH.
+  "case-missing": "An edge leaving a SWITCH without a `case`.",
+  "unknown-case": "An edge's `case` is neither one of its SWITCH's cases nor `default`.",
+  "unexpected-case": "An edge carries a `case` but does not leave a SWITCH.",
+  "duplicate-case": "A SWITCH lists the same case twice.",
+  "reserved-case": "A SWITCH lists `default` as a case: every SWITCH has an implicit default handle.",
+  // Semantics.
+  "join-on-not-upstream": "A JOIN or EXCLUSIVE_JOIN waits on a ref that does not finish before it can start.",
+  "never-runs": "A node every incoming edge of which comes from a TERMINATE or another node that never runs.",
+  "unknown-input-key": "A config field that names an `input` key (SWITCH value-param, DYNAMIC, FORK_JOIN_DYNAMIC) names one `input` lacks.",
+  "expression-unknown-ref": "An expression reads `${ref…}` for a ref no node has.",
+  "expression-not-upstream": "An expression reads a node that does not finish before the reading node starts.",
+  "invalid-expression": "A malformed `${…}` expression.",
+} as const satisfies Record<string, string>;
+
+/** A stable, kebab-case problem identifier; see {@link PROBLEM_CODES}. */
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/** A JSON path into the definition: object keys and array indexes, outermost first. */
+export type ProblemPath = (string | number)[];
+
+/** One thing wrong with a definition. */
+export interface Problem {
+  /** What kind of problem; stable across releases. */
+  code: ProblemCode;
+  /** A sentence for people, naming the values involved. Not stable: match on `code`. */
+  message: string;
+  /**
+   * The node the problem belongs to, when there is one: for shape errors under
+   * `nodes[i]`, that node's ref; for edge problems, the edge's source (or
+   * target, when the source is unknown); for a cycle, the node it is reported at.
+   */
+  ref?: string;
+  /** Every node involved, for problems about several (a cycle lists its nodes in order). */
+  refs?: string[];
+  /** Where the offending value is, e.g. `["nodes", 3, "input", "url"]` or `["edges", 7, "case"]`. */
+  path: ProblemPath;
+}

@@ -1,0 +1,22 @@
+/**
+ * The engine's public API: pure TypeScript, no I/O, no clock, no randomness.
+ * Each module exports through its own `index.ts`; add yours below in the
+ * section for it, keeping `export *` so this file stays a table of contents.
+ */
+
+// Workflow and task statuses (Conductor's names).
+export * from "./statuses";
+
+// Definitions in graph form: schema, node-type registry, graph helpers, validation.
+export * from "./definition";
+
+// Expressions: `${…}` templates, JSONPath, static ref analysis, the script interface.
+export * from "./expressions";
+
+// Conductor WorkflowDef import/export: export * from "./conductor";
+
+// compile(definition) → blueprint: export * from "./compile";
+
+// decide(blueprint, state, now) → commands, EvaluationState: export * from "./decide";
+
+// testkit (simulate, replay): export * from "./testkit";
