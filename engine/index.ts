@@ -13,10 +13,13 @@ export * from "./definition";
 // Expressions: `${…}` templates, JSONPath, static ref analysis, the script interface.
 export * from "./expressions";
 
-// Conductor WorkflowDef import/export: export * from "./conductor";
+// Conductor WorkflowDef import/export: schemas, nested → graph with a tidy layout, graph → nested where structured.
+export * from "./conductor";
 
-// compile(definition) → blueprint: export * from "./compile";
+// compile(definition) → blueprint, refsToLoad.
+export * from "./compile";
 
-// decide(blueprint, state, now) → commands, EvaluationState: export * from "./decide";
+// decide(blueprint, state, now) → commands, EvaluationState.
+export * from "./decide";
 
 // testkit (simulate, replay): export * from "./testkit";

@@ -1,0 +1,1316 @@
+/**
+ * The decider (issue 3, item 5). Semantic decisions, in one place:
+ *
+ * - **Task identity** is `(ref, iteration, attempt)` (invariant 5). Loops put the
+ *   iteration (1, 2, …) in identity and keep the ref; dynamic-fork instances get
+ *   their own ref, `forkInstanceRef(fork, k)` = `"<fork>#<k>"` (no node ref can
+ *   contain `#`), with `parentRef`/`forkIndex` on the row. New rows are named by
+ *   key; the shell assigns ids.
+ * - **Readiness with partial state.** A node runs when every incoming edge is
+ *   resolved and one was taken; it is skipped (a SKIPPED row) when all are
+ *   resolved and none was taken. Each predecessor's latest row at the node's
+ *   iteration decides its edge: COMPLETED/COMPLETED_WITH_ERRORS → taken (off a
+ *   SWITCH only the selected case's edges), SKIPPED → not taken, no row or not
+ *   terminal or a failure awaiting its retry → unresolved. A row decide needed
+ *   but was not given reads as unresolved, so missing data can only delay a
+ *   decision, never make a wrong one; `refsToLoad` names every row it can need,
+ *   which the property tests check against a state holding every row.
+ * - **Every reached node gets a row in the evaluation that resolves its last
+ *   incoming edge** (scheduled, resolved on the spot, or skipped). Hence
+ *   **completion**: when, after this evaluation, no task is in flight (no
+ *   non-terminal row in the frontier or created now), nothing can ever run
+ *   again, and the workflow completes — no global view needed.
+ * - **Retries** are new attempts scheduled at once with `runAt` = now + delay
+ *   (the queue's visibleAt), so the frontier always shows a pending retry and
+ *   no timer is needed for it.
+ * - **Deadlines** are re-derived from rows and the policy against `now`;
+ *   timers only wake the decider (a stale one is harmless).
+ */
+import type { EffectiveTaskPolicy } from "../definition";
+import { DEFAULT_CASE, REF_PATTERN } from "../definition";
+import type { ExpressionContext, TaskView } from "../expressions";
+import { doWhileConditionInput, resolveTemplate, scriptResultToBoolean } from "../expressions";
+import type { TaskStatus } from "../statuses";
+import { isTerminalTaskStatus } from "../statuses";
+import { blueprintNode } from "../compile/compile";
+import { forkInstanceRef, parseForkInstanceRef } from "../compile/refs-to-load";
+import type { Blueprint, BlueprintEdge, BlueprintNode } from "../compile/types";
+import { attemptDelaySeconds, parseWaitUntil, retryDelaySeconds, waitDurationSeconds } from "./policy";
+import type {
+  Command,
+  DecideDeps,
+  Decision,
+  Diagnostic,
+  EvaluationState,
+  FailureWorkflowStart,
+  ScheduleTaskCommand,
+  TaskExecutor,
+  TaskKey,
+  TaskPolicySnapshot,
+  TaskSnapshot,
+  WorkflowEndCommand,
+} from "./types";
+
+/**
+ * How many DO_WHILE iterations one evaluation may advance. A loop whose body
+ * decide resolves on its own (NOOP, SWITCH, SET_VARIABLE…) could otherwise spin
+ * inside a single evaluation forever; past this many it stops and asks for
+ * another evaluation (`requestEvaluation`), which resumes where it stopped.
+ */
+export const MAX_LOOP_ADVANCES_PER_EVALUATION = 100;
+
+/** Input key under which a WAIT's resolved deadline (epoch ms) is kept in its input, so later evaluations need no clock arithmetic on row times. */
+export const WAIT_UNTIL_KEY = "waitUntil";
+
+/**
+ * The pure decider. Given a workflow's blueprint, the rows one evaluation
+ * loaded (invariant 6) and the time, it returns the commands that move the
+ * workflow on. No I/O, no clock, no randomness: the same arguments give the
+ * same commands, which is what makes replay tests meaningful.
+ *
+ * One call runs to a fixpoint: nodes decide resolves itself (NOOP, SWITCH,
+ * JOIN, SET_VARIABLE, dead paths…) cascade within the call, so applying the
+ * commands and deciding again at the same `now` schedules nothing new — the
+ * idempotence property the tests check. Rows are identified by `(ref,
+ * iteration, attempt)` (invariant 5); see `TaskKey`.
+ *
+ * What it reacts to, in order: the workflow timeout; the start (no start node
+ * has a row); deadlines of in-flight tasks (WAIT timers, poll and run
+ * timeouts); every terminal task not yet seen (invariant 4) — retry as a new
+ * attempt, optional failure as COMPLETED_WITH_ERRORS, final failure fails the
+ * workflow, success releases successors; then loops and forks in flight.
+ * When nothing is left in flight, the workflow completes with its
+ * outputParameters (or the last finished task's output, as Conductor does).
+ * Paused and finished workflows get no commands.
+ */
+export function decide(blueprint: Blueprint, state: EvaluationState, now: number, deps: DecideDeps): Decision {
+  if (state.workflow.status !== "RUNNING") return { commands: [], diagnostics: [] };
+  const evaluation = new Evaluation(blueprint, state, now, deps);
+  evaluation.run();
+  return evaluation.result();
+}
+
+/** A row in the evaluation's working view: a copy of a snapshot, or one this evaluation created. */
+interface Row {
+  taskId: string | undefined;
+  ref: string;
+  iteration: number;
+  attempt: number;
+  status: TaskStatus;
+  taskType: string;
+  taskDefName: string;
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+  reasonForIncompletion: string | undefined;
+  scheduledAt: number;
+  startedAt: number | undefined;
+  endedAt: number | undefined;
+  seen: boolean;
+  parentRef: string | undefined;
+  forkIndex: number | undefined;
+  timeoutSeconds: number | undefined;
+  pollTimeoutSeconds: number | undefined;
+  /** Created by this evaluation (its scheduleTask/completeTask/skipTask inserts it). */
+  created: boolean;
+}
+
+type Work = { kind: "eval"; ref: string; iteration: number } | { kind: "loop"; ref: string } | { kind: "fork"; ref: string; iteration: number };
+
+type Json = Record<string, unknown>;
+
+const SYSTEM_TYPES: ReadonlySet<string> = new Set(["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"]);
+const EXTERNAL_TYPES: ReadonlySet<string> = new Set(["WAIT", "HUMAN", "SUB_WORKFLOW", "START_WORKFLOW"]);
+const DECIDER_TYPES: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC"]);
+/** Instance types a Conductor-form dynamic fork may run. */
+const FORK_INSTANCE_TYPES: ReadonlySet<string> = new Set(["SIMPLE", "HTTP", "INLINE", "JSON_JQ_TRANSFORM", "SUB_WORKFLOW"]);
+
+/** Who runs a task of this type (see `TaskExecutor`). */
+export function executorOf(taskType: string): TaskExecutor {
+  if (SYSTEM_TYPES.has(taskType)) return "system";
+  if (EXTERNAL_TYPES.has(taskType)) return "external";
+  if (DECIDER_TYPES.has(taskType)) return "decider";
+  return "worker";
+}
+
+function isPlainObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function hasOwn(obj: object, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+/** Own-key write that is safe for `__proto__` (a legal ref and JSON key). */
+function put(obj: Json, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function copy(obj: Json): Json {
+  const out: Json = {};
+  for (const key of Object.keys(obj)) put(out, key, obj[key]);
+  return out;
+}
+
+function asObject(value: unknown): Json {
+  return isPlainObject(value) ? value : {};
+}
+
+const rowKey = (ref: string, iteration: number): string => `${ref}\u0000${iteration}`;
+const keyOf = (r: { ref: string; iteration: number; attempt: number }): TaskKey => ({ ref: r.ref, iteration: r.iteration, attempt: r.attempt });
+const keyText = (k: TaskKey): string => `${k.ref}\u0000${k.iteration}\u0000${k.attempt}`;
+const sameKey = (a: TaskKey, b: TaskKey): boolean => a.ref === b.ref && a.iteration === b.iteration && a.attempt === b.attempt;
+const isSuccess = (s: TaskStatus): boolean => s === "COMPLETED" || s === "COMPLETED_WITH_ERRORS";
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function policySnapshot(policy: EffectiveTaskPolicy): TaskPolicySnapshot {
+  const { inputTemplate: _inputTemplate, ...rest } = policy;
+  return rest;
+}
+
+/** A SWITCH value as the case label it selects: strings as themselves, numbers and booleans as text, null/absent as null. */
+function caseLabel(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  return JSON.stringify(value);
+}
+
+class Evaluation {
+  private readonly commands: Command[] = [];
+  private readonly diagnostics: Diagnostic[] = [];
+  /** Latest attempt per (ref, iteration). */
+  private readonly rows = new Map<string, Row>();
+  /** Latest (iteration, attempt) per ref: what `${ref…}` reads. */
+  private readonly latest = new Map<string, Row>();
+  /** Rows that can be non-terminal: the frontier and what this evaluation created. */
+  private readonly tracked: Row[] = [];
+  private readonly work: Work[] = [];
+  private readonly seenIds: string[] = [];
+  private readonly dirtyForks = new Set<Row>();
+  private readonly pendingForkChecks = new Set<string>();
+  /** scheduleTask commands of rows created in this evaluation, by key text. */
+  private readonly createdCommands = new Map<string, ScheduleTaskCommand>();
+  /** Created rows that also ended in this evaluation: their scheduleTask (and its side effects) give way to one terminal insert. */
+  private readonly retired = new Set<string>();
+  private variables: Json;
+  private ending: WorkflowEndCommand | undefined;
+  private lastFinished: Row | undefined;
+  private loopAdvances = 0;
+  private requestedEvaluation = false;
+
+  constructor(
+    private readonly bp: Blueprint,
+    private readonly state: EvaluationState,
+    private readonly now: number,
+    private readonly deps: DecideDeps,
+  ) {
+    this.variables = copy(asObject(state.workflow.variables));
+    const ids = new Set<string>();
+    for (const snap of state.frontier) {
+      ids.add(snap.taskId);
+      const row = this.track(this.index(this.fromSnapshot(snap)));
+      // Every unseen terminal row is marked seen by this evaluation, even one the workflow's end makes moot:
+      // the unprocessed index must stay a handful of rows (invariant 4).
+      if (!row.seen && isTerminalTaskStatus(row.status)) this.seenIds.push(snap.taskId);
+    }
+    for (const snap of state.loaded) {
+      if (ids.has(snap.taskId)) continue;
+      ids.add(snap.taskId);
+      const row = this.index(this.fromSnapshot(snap));
+      if (!isTerminalTaskStatus(row.status)) this.track(row);
+    }
+  }
+
+  result(): Decision {
+    return { commands: this.commands, diagnostics: this.diagnostics };
+  }
+
+  run(): void {
+    this.checkWorkflowTimeout();
+    if (this.ending === undefined) {
+      this.start();
+      this.checkDeadlines();
+      this.processUnseen();
+      this.checkContainers();
+      this.drain();
+      this.flushForks();
+    }
+    this.dropRetired();
+    if (this.seenIds.length > 0) this.commands.push({ kind: "markSeen", taskIds: [...this.seenIds].sort(compareText) });
+    if (this.ending !== undefined) this.finishEnding();
+    else if (this.tracked.every((r) => isTerminalTaskStatus(r.status))) this.completeWorkflow();
+  }
+
+  // ---------------------------------------------------------------------------
+  // The working view
+
+  private fromSnapshot(s: TaskSnapshot): Row {
+    return {
+      taskId: s.taskId,
+      ref: s.ref,
+      iteration: s.iteration,
+      attempt: s.attempt,
+      status: s.status,
+      taskType: s.taskType,
+      taskDefName: s.taskDefName ?? s.taskType,
+      input: asObject(s.input),
+      output: asObject(s.output),
+      reasonForIncompletion: s.reasonForIncompletion,
+      scheduledAt: s.scheduledAt,
+      startedAt: s.startedAt,
+      endedAt: s.endedAt,
+      seen: s.seen,
+      parentRef: s.parentRef,
+      forkIndex: s.forkIndex,
+      timeoutSeconds: s.timeoutSeconds,
+      pollTimeoutSeconds: s.pollTimeoutSeconds,
+      created: false,
+    };
+  }
+
+  private track(row: Row): Row {
+    this.tracked.push(row);
+    return row;
+  }
+
+  /** Adds a row to the indexes when it is the latest of its (ref, iteration) and of its ref. */
+  private index(row: Row): Row {
+    const k = rowKey(row.ref, row.iteration);
+    const atIteration = this.rows.get(k);
+    if (atIteration === undefined || row.attempt > atIteration.attempt) this.rows.set(k, row);
+    const last = this.latest.get(row.ref);
+    if (last === undefined || row.iteration > last.iteration || (row.iteration === last.iteration && row.attempt > last.attempt)) this.latest.set(row.ref, row);
+    return row;
+  }
+
+  private rowAt(ref: string, iteration: number): Row | undefined {
+    return this.rows.get(rowKey(ref, iteration));
+  }
+
+  private isLatest(row: Row): boolean {
+    return this.rowAt(row.ref, row.iteration) === row;
+  }
+
+  private node(ref: string): BlueprintNode | undefined {
+    return blueprintNode(this.bp, ref);
+  }
+
+  /** The blueprint node whose policy governs a row: its own, or for a fork instance its fork's. */
+  private nodeOfRow(row: Row): BlueprintNode | undefined {
+    const instance = parseForkInstanceRef(row.ref);
+    return this.node(instance === undefined ? row.ref : instance.forkRef);
+  }
+
+  private newRow(fields: Partial<Row> & Pick<Row, "ref" | "iteration" | "attempt" | "status" | "taskType" | "taskDefName">): Row {
+    const terminal = isTerminalTaskStatus(fields.status);
+    const row: Row = {
+      taskId: undefined,
+      input: {},
+      output: {},
+      reasonForIncompletion: undefined,
+      scheduledAt: this.now,
+      startedAt: fields.status === "SCHEDULED" ? undefined : this.now,
+      endedAt: terminal ? this.now : undefined,
+      seen: terminal,
+      parentRef: undefined,
+      forkIndex: undefined,
+      timeoutSeconds: undefined,
+      pollTimeoutSeconds: undefined,
+      ...fields,
+      created: true,
+    };
+    this.index(row);
+    this.track(row);
+    return row;
+  }
+
+  private context(): ExpressionContext {
+    const w = this.state.workflow;
+    return {
+      workflow: {
+        workflowId: w.id,
+        workflowType: w.defName,
+        version: w.defVersion,
+        status: w.status,
+        input: asObject(w.input),
+        output: {},
+        variables: this.variables,
+        startTime: w.startedAt,
+        ...(w.correlationId === undefined ? {} : { correlationId: w.correlationId }),
+        ...(w.parentWorkflowId === undefined ? {} : { parentWorkflowId: w.parentWorkflowId }),
+        ...(w.parentWorkflowTaskId === undefined ? {} : { parentWorkflowTaskId: w.parentWorkflowTaskId }),
+      },
+      task: (ref) => {
+        const row = this.latest.get(ref);
+        return row === undefined ? undefined : this.view(row);
+      },
+    };
+  }
+
+  /** A row as templates see it. Rows created in this evaluation have no id yet: their `taskId` reads "". */
+  private view(row: Row): TaskView {
+    const view: TaskView = {
+      taskId: row.taskId ?? "",
+      referenceTaskName: row.iteration > 0 ? `${row.ref}__${row.iteration}` : row.ref,
+      taskType: row.taskType,
+      status: row.status,
+      input: row.input,
+      output: row.output,
+      iteration: row.iteration,
+      retryCount: row.attempt,
+      taskDefName: row.taskDefName,
+      scheduledTime: row.scheduledAt,
+      workflowInstanceId: this.state.workflow.id,
+    };
+    if (row.reasonForIncompletion !== undefined) view.reasonForIncompletion = row.reasonForIncompletion;
+    if (row.startedAt !== undefined) view.startTime = row.startedAt;
+    if (row.endedAt !== undefined) view.endTime = row.endedAt;
+    return view;
+  }
+
+  private resolve(template: unknown, context = this.context()): unknown {
+    return resolveTemplate(template, context);
+  }
+
+  /** The node's input: its policy's inputTemplate overridden by its own input, resolved. */
+  private resolveInput(node: BlueprintNode, context = this.context()): Json {
+    const template: Json = {};
+    for (const [k, v] of Object.entries(node.policy.inputTemplate)) put(template, k, v);
+    if (node.input !== null) for (const k of Object.keys(node.input)) put(template, k, node.input[k]);
+    return asObject(this.resolve(template, context));
+  }
+
+  private priority(): number {
+    return this.state.workflow.priority ?? 0;
+  }
+
+  private diag(level: Diagnostic["level"], code: string, message: string, ref?: string): void {
+    this.diagnostics.push(ref === undefined ? { level, code, message } : { level, code, message, ref });
+  }
+
+  // ---------------------------------------------------------------------------
+  // Phases
+
+  private checkWorkflowTimeout(): void {
+    const seconds = this.bp.timeoutSeconds;
+    if (seconds <= 0) return;
+    const deadline = this.state.workflow.startedAt + seconds * 1000;
+    if (this.now < deadline) return;
+    if (this.bp.timeoutPolicy === "TIME_OUT_WF") {
+      const reason = `Workflow timed out after ${seconds}s (timeoutPolicy TIME_OUT_WF)`;
+      this.end({ kind: "timeOutWorkflow", reason, output: {}, ...this.failureWorkflow(reason, "TIMED_OUT") });
+    } else if (this.state.firedTimers?.some((t) => t.kind === "workflowTimeout") === true) {
+      this.commands.push({ kind: "alert", alert: "workflowTimeout", message: `Workflow exceeded its ${seconds}s timeout (timeoutPolicy ALERT_ONLY)` });
+    }
+  }
+
+  /** No start node has a row: the workflow has not started (start refs are always loaded; see refsToLoad). */
+  private start(): void {
+    if (this.bp.startNodes.some((ref) => this.latest.has(ref))) return;
+    if (this.bp.timeoutSeconds > 0) {
+      this.commands.push({ kind: "armTimer", timer: "workflowTimeout", fireAt: this.state.workflow.startedAt + this.bp.timeoutSeconds * 1000 });
+    }
+    for (const ref of this.bp.startNodes) this.work.push({ kind: "eval", ref, iteration: 0 });
+  }
+
+  /** Deadlines of in-flight rows this evaluation did not create: WAIT timers, poll timeouts, run timeouts. */
+  private checkDeadlines(): void {
+    const inFlight = this.tracked.filter((r) => !r.created && !isTerminalTaskStatus(r.status)).sort(compareRows);
+    for (const row of inFlight) {
+      if (this.ending !== undefined) return;
+      const node = this.nodeOfRow(row);
+      if (node === undefined) continue;
+      const executor = executorOf(row.taskType);
+      if (row.taskType === "WAIT") {
+        const fireAt = row.input[WAIT_UNTIL_KEY];
+        if (typeof fireAt === "number" && fireAt <= this.now) {
+          this.completeExisting(row, "COMPLETED", row.output);
+          this.afterTerminal(row);
+        }
+        continue;
+      }
+      if (executor !== "worker" && executor !== "system") continue;
+      const policy = node.policy;
+      const pollTimeout = row.pollTimeoutSeconds ?? policy.pollTimeoutSeconds;
+      const runAt = row.scheduledAt + attemptDelaySeconds(policy, row.attempt) * 1000;
+      if (row.status === "SCHEDULED" && pollTimeout > 0 && runAt + pollTimeout * 1000 <= this.now) {
+        this.failExisting(row, "TIMED_OUT", `Not polled within pollTimeoutSeconds (${pollTimeout}s)`);
+        this.afterTerminal(row, "poll");
+        continue;
+      }
+      const timeout = row.timeoutSeconds ?? policy.timeoutSeconds;
+      if (row.status !== "IN_PROGRESS" || timeout <= 0 || row.startedAt === undefined || row.startedAt + timeout * 1000 > this.now) continue;
+      if (policy.timeoutPolicy === "ALERT_ONLY") {
+        if (this.state.firedTimers?.some((t) => t.taskId === row.taskId || (t.key !== undefined && sameKey(t.key, keyOf(row)))) === true) {
+          this.commands.push({ kind: "alert", alert: "taskTimeout", key: keyOf(row), ...(row.taskId === undefined ? {} : { taskId: row.taskId }), message: `Task ${row.ref} exceeded its ${timeout}s timeout (ALERT_ONLY)` });
+        }
+        continue;
+      }
+      this.failExisting(row, "TIMED_OUT", `Timed out after ${timeout}s (timeoutPolicy ${policy.timeoutPolicy})`);
+      this.afterTerminal(row, "run");
+    }
+  }
+
+  /** Every terminal row no evaluation has reacted to yet (invariant 4), oldest first. */
+  private processUnseen(): void {
+    const unseen = this.tracked.filter((r) => !r.created && !r.seen && isTerminalTaskStatus(r.status)).sort(compareRows);
+    for (const row of unseen) {
+      row.seen = true;
+      if (this.ending !== undefined) continue;
+      this.afterTerminal(row, "run");
+    }
+  }
+
+  /** Loops and forks in flight: their iteration or last instance may have ended (also resumes a loop a previous evaluation paused). */
+  private checkContainers(): void {
+    for (const row of [...this.tracked].sort(compareRows)) {
+      if (row.created || isTerminalTaskStatus(row.status)) continue;
+      if (row.taskType === "DO_WHILE") this.work.push({ kind: "loop", ref: row.ref });
+      else if (row.taskType === "FORK_JOIN_DYNAMIC") this.queueForkCheck(row.ref, row.iteration);
+    }
+  }
+
+  private drain(): void {
+    for (let i = 0; i < this.work.length && this.ending === undefined; i++) {
+      const item = this.work[i]!;
+      if (item.kind === "eval") this.evaluate(item.ref, item.iteration);
+      else if (item.kind === "loop") this.checkLoop(item.ref);
+      else {
+        this.pendingForkChecks.delete(rowKey(item.ref, item.iteration));
+        this.checkFork(item.ref, item.iteration);
+      }
+    }
+  }
+
+  /** One check per fork however many of its instances finished: a check walks every instance, so N checks would be O(N²). */
+  private queueForkCheck(ref: string, iteration: number): void {
+    const k = rowKey(ref, iteration);
+    if (this.pendingForkChecks.has(k)) return;
+    this.pendingForkChecks.add(k);
+    this.work.push({ kind: "fork", ref, iteration });
+  }
+
+  // ---------------------------------------------------------------------------
+  // Reacting to a row that became terminal
+
+  /**
+   * A row just became terminal (seen unprocessed, or ended by decide). Only
+   * the latest attempt of its (ref, iteration) counts: an older one superseded
+   * by a retry changes nothing.
+   */
+  private afterTerminal(row: Row, timeoutKind: "poll" | "run" = "run"): void {
+    const node = this.nodeOfRow(row);
+    if (node === undefined) {
+      this.diag("warn", "unknown-ref", `Task ${row.ref} names no node of the blueprint; ignored`, row.ref);
+      return;
+    }
+    if (!this.isLatest(row)) return;
+    if (row.taskId !== undefined && !row.created && this.mayHaveTimers(node, row)) {
+      this.commands.push({ kind: "cancelTimer", key: keyOf(row), taskId: row.taskId });
+    }
+    const instance = parseForkInstanceRef(row.ref);
+    switch (row.status) {
+      case "COMPLETED":
+      case "COMPLETED_WITH_ERRORS":
+      case "SKIPPED":
+        if (row.status !== "SKIPPED") this.lastFinished = row;
+        if (instance !== undefined) this.queueForkCheck(instance.forkRef, row.iteration);
+        else this.resolved(node, row.iteration);
+        return;
+      default:
+        break;
+    }
+    // FAILED, FAILED_WITH_TERMINAL_ERROR, TIMED_OUT, CANCELED.
+    if (row.status === "TIMED_OUT" && timeoutKind === "run" && node.policy.timeoutPolicy === "TIME_OUT_WF") {
+      const reason = `Task ${row.ref} timed out (timeoutPolicy TIME_OUT_WF)`;
+      this.end({ kind: "timeOutWorkflow", reason, timedOutTaskRef: row.ref, output: {}, ...this.failureWorkflow(reason, "TIMED_OUT", row.taskId) });
+      return;
+    }
+    const retryable = row.status === "FAILED" || row.status === "TIMED_OUT";
+    if (retryable && row.attempt < node.policy.retryCount) {
+      this.retry(row, node);
+      return;
+    }
+    if (instance !== undefined) {
+      this.forkInstanceFailed(instance.forkRef, row);
+      return;
+    }
+    if (node.optional) {
+      // Conductor's optional task: the failure is recorded, the flow carries on.
+      this.completeExisting(row, "COMPLETED_WITH_ERRORS", row.output);
+      this.lastFinished = row;
+      this.resolved(node, row.iteration);
+      return;
+    }
+    this.failWorkflow(row, `Task ${row.ref} ${row.status === "CANCELED" ? "was canceled" : "failed"}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`);
+  }
+
+  private mayHaveTimers(node: BlueprintNode, row: Row): boolean {
+    if (row.taskType === "WAIT") return true;
+    const executor = executorOf(row.taskType);
+    if (executor !== "worker" && executor !== "system") return false;
+    return (row.pollTimeoutSeconds ?? node.policy.pollTimeoutSeconds) > 0 || (row.timeoutSeconds ?? node.policy.timeoutSeconds) > 0;
+  }
+
+  /** A node is resolved at `iteration`: its successors may be ready, and its loop's iteration may be over. */
+  private resolved(node: BlueprintNode, iteration: number): void {
+    if (node.parent !== null) this.work.push({ kind: "loop", ref: node.parent });
+    for (const e of node.successors) this.work.push({ kind: "eval", ref: e.ref, iteration });
+  }
+
+  /** A retry is a new attempt with the failed attempt's input, visible after the policy's delay; the failed row stays as it is (invariant 5). */
+  private retry(row: Row, node: BlueprintNode): void {
+    const delay = retryDelaySeconds(node.policy, row.attempt);
+    const executor = executorOf(row.taskType);
+    const queued = executor === "worker" || executor === "system";
+    const next = this.newRow({
+      ref: row.ref,
+      iteration: row.iteration,
+      attempt: row.attempt + 1,
+      status: queued ? "SCHEDULED" : "IN_PROGRESS",
+      taskType: row.taskType,
+      taskDefName: row.taskDefName,
+      input: row.input,
+      parentRef: row.parentRef,
+      forkIndex: row.forkIndex,
+    });
+    // Rows nothing polls have no queue to delay them on: they restart at once.
+    const runAt = queued ? this.now + delay * 1000 : this.now;
+    this.emitSchedule(next, node, executor, runAt, undefined, `retry of attempt ${row.attempt}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Readiness and dead-path elimination
+
+  /**
+   * Decides node `ref` at `iteration` if it has no row yet: it runs when every
+   * incoming edge is resolved and at least one was taken, and is skipped (a
+   * SKIPPED row, so joins downstream see it resolved) when all are resolved and
+   * none was taken. Rows decide needs and does not have read as unresolved, so
+   * missing data can delay a decision but never make a wrong one.
+   */
+  private evaluate(ref: string, iteration: number): void {
+    const node = this.node(ref);
+    if (node === undefined || this.rowAt(ref, iteration) !== undefined) return;
+    if (node.parent !== null) {
+      const loop = this.latest.get(node.parent);
+      if (loop === undefined || isTerminalTaskStatus(loop.status) || loopIteration(loop) !== iteration) return;
+    } else if (iteration !== 0) {
+      return;
+    }
+    let taken = node.incoming.length === 0;
+    for (const edge of node.incoming) {
+      const source = this.rowAt(edge.ref, iteration);
+      if (source === undefined) return;
+      const state = this.edgeState(edge, source);
+      if (state === "pending") return;
+      if (state === "taken") taken = true;
+    }
+    if (taken) this.schedule(node, iteration);
+    else this.skip(node, iteration);
+  }
+
+  private edgeState(edge: BlueprintEdge, source: Row): "pending" | "taken" | "not-taken" {
+    if (source.status === "SKIPPED") return "not-taken";
+    if (!isSuccess(source.status)) return "pending";
+    const from = this.node(edge.ref);
+    if (from?.type !== "SWITCH") return "taken";
+    return edge.case !== null && edge.case === switchHandle(from, source) ? "taken" : "not-taken";
+  }
+
+  private skip(node: BlueprintNode, iteration: number): void {
+    const parentRef = node.parent ?? undefined;
+    this.newRow({ ref: node.ref, iteration, attempt: 0, status: "SKIPPED", taskType: node.type, taskDefName: node.taskDefName, parentRef });
+    this.commands.push({ kind: "skipTask", key: { ref: node.ref, iteration, attempt: 0 }, taskType: node.type, taskDefName: node.taskDefName, ...(parentRef === undefined ? {} : { parentRef }) });
+    this.resolved(node, iteration);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Scheduling, per node type
+
+  private schedule(node: BlueprintNode, iteration: number): void {
+    const context = this.context();
+    const input = this.resolveInput(node, context);
+    const config = node.config;
+    switch (node.type) {
+      case "SIMPLE":
+        return this.queue(node, iteration, input, "SIMPLE", node.taskDefName);
+      case "DYNAMIC": {
+        const param = config.dynamicTaskNameParam;
+        const name = typeof param === "string" ? input[param] : undefined;
+        if (typeof name !== "string" || name === "") {
+          return this.failNew(node, iteration, input, `DYNAMIC: input ${JSON.stringify(param)} does not name a task`);
+        }
+        return this.queue(node, iteration, input, "SIMPLE", name);
+      }
+      case "HTTP":
+        put(input, "http_request", this.resolve(config.httpRequest, context));
+        return this.queue(node, iteration, input, "HTTP", node.taskDefName);
+      case "INLINE":
+        put(input, "evaluatorType", config.evaluatorType);
+        put(input, "expression", config.expression);
+        return this.queue(node, iteration, input, "INLINE", node.taskDefName);
+      case "JSON_JQ_TRANSFORM":
+        put(input, "queryExpression", config.queryExpression);
+        return this.queue(node, iteration, input, "JSON_JQ_TRANSFORM", node.taskDefName);
+      case "EVENT":
+        put(input, "sink", config.sink);
+        return this.queue(node, iteration, input, "EVENT", node.taskDefName);
+      case "NOOP":
+        return this.completeNew(node, iteration, input, {});
+      case "SET_VARIABLE": {
+        const merged = copy(this.variables);
+        for (const key of Object.keys(input)) put(merged, key, input[key]);
+        this.variables = merged;
+        this.commands.push({ kind: "setVariables", variables: merged });
+        return this.completeNew(node, iteration, input, {});
+      }
+      case "SWITCH":
+        return this.switchNode(node, iteration, input);
+      case "JOIN":
+        return this.completeNew(node, iteration, input, this.joinOutput(node, iteration));
+      case "EXCLUSIVE_JOIN":
+        return this.completeNew(node, iteration, input, this.exclusiveJoinOutput(node, iteration));
+      case "TERMINATE":
+        return this.terminate(node, iteration, input, context);
+      case "WAIT":
+        return this.wait(node, iteration, input, context);
+      case "HUMAN":
+        for (const field of ["assignee", "dueIn"]) if (config[field] !== undefined) put(input, field, this.resolve(config[field], context));
+        for (const field of ["form", "outcomes"]) if (config[field] !== undefined) put(input, field, config[field]);
+        return this.external(node, iteration, input);
+      case "SUB_WORKFLOW":
+        return this.subWorkflow(node, iteration, input, context);
+      case "START_WORKFLOW": {
+        put(input, "startWorkflow", asObject(this.resolve(config.startWorkflow, context)));
+        return this.external(node, iteration, input);
+      }
+      case "DO_WHILE":
+        return this.startLoop(node, iteration, input, context);
+      case "FORK_JOIN_DYNAMIC":
+        return this.fork(node, iteration, input, context);
+    }
+  }
+
+  /** A task for a worker or the system-task runner, visible after the policy's startDelay. */
+  private queue(node: BlueprintNode, iteration: number, input: Json, taskType: string, taskDefName: string): void {
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "SCHEDULED", taskType, taskDefName, input, parentRef: node.parent ?? undefined });
+    this.emitSchedule(row, node, executorOf(taskType), this.now + node.policy.startDelay * 1000, this.cacheKey(node));
+  }
+
+  private external(node: BlueprintNode, iteration: number, input: Json): void {
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "IN_PROGRESS", taskType: node.type, taskDefName: node.taskDefName, input, parentRef: node.parent ?? undefined });
+    this.emitSchedule(row, node, executorOf(node.type), this.now);
+  }
+
+  private cacheKey(node: BlueprintNode): string | undefined {
+    const cache = node.policy.cache;
+    if (cache === undefined) return undefined;
+    const key = this.resolve(cache.key);
+    return typeof key === "string" ? key : JSON.stringify(key);
+  }
+
+  /** Emits scheduleTask for a row just created, plus what starting it takes (timers, child workflows). */
+  private emitSchedule(row: Row, node: BlueprintNode, executor: TaskExecutor, runAt: number, cacheKey?: string, reason?: string): void {
+    const queued = executor === "worker" || executor === "system";
+    const command: ScheduleTaskCommand = {
+      kind: "scheduleTask",
+      key: keyOf(row),
+      taskType: row.taskType,
+      taskDefName: row.taskDefName,
+      executor,
+      status: row.status === "SCHEDULED" ? "SCHEDULED" : "IN_PROGRESS",
+      input: row.input,
+      output: row.output,
+      priority: this.priority(),
+      runAt,
+      policy: policySnapshot(node.policy),
+    };
+    if (queued) command.queueName = executor === "system" ? row.taskType : row.taskDefName;
+    if (cacheKey !== undefined) command.cacheKey = cacheKey;
+    if (row.parentRef !== undefined) command.parentRef = row.parentRef;
+    if (row.forkIndex !== undefined) command.forkIndex = row.forkIndex;
+    if (reason !== undefined) command.reason = reason;
+    this.commands.push(command);
+    this.createdCommands.set(keyText(command.key), command);
+    if (queued && node.policy.pollTimeoutSeconds > 0) {
+      this.commands.push({ kind: "armTimer", timer: "scheduleToStart", key: keyOf(row), fireAt: runAt + node.policy.pollTimeoutSeconds * 1000 });
+    }
+    if (row.taskType === "WAIT") {
+      const fireAt = row.input[WAIT_UNTIL_KEY];
+      if (typeof fireAt === "number") this.commands.push({ kind: "armTimer", timer: "wait", key: keyOf(row), fireAt });
+    } else if (row.taskType === "SUB_WORKFLOW") {
+      this.emitSubWorkflowStart(row, node);
+    } else if (row.taskType === "START_WORKFLOW") {
+      const start = asObject(row.input.startWorkflow);
+      this.commands.push({
+        kind: "startWorkflow",
+        key: keyOf(row),
+        name: String(start.name),
+        ...(typeof start.version === "number" ? { version: start.version } : {}),
+        input: asObject(start.input),
+        ...(typeof start.correlationId === "string" ? { correlationId: start.correlationId } : {}),
+      });
+    }
+  }
+
+  /** Task input keys that name the child workflow; the rest of the input is the child's input (Conductor's SubWorkflow task). */
+  private emitSubWorkflowStart(row: Row, node: BlueprintNode): void {
+    const childInput: Json = {};
+    for (const key of Object.keys(row.input)) if (key !== "subWorkflowName" && key !== "subWorkflowVersion") put(childInput, key, row.input[key]);
+    const version = row.input.subWorkflowVersion;
+    const inline = node.type === "SUB_WORKFLOW" && row.forkIndex === undefined ? node.config.workflowDefinition : undefined;
+    const correlationId = this.state.workflow.correlationId;
+    this.commands.push({
+      kind: "startSubWorkflow",
+      key: keyOf(row),
+      name: String(row.input.subWorkflowName),
+      ...(typeof version === "number" ? { version } : {}),
+      ...(inline === undefined ? {} : { workflowDefinition: inline }),
+      input: childInput,
+      ...(correlationId === undefined ? {} : { correlationId }),
+      priority: this.priority(),
+    });
+  }
+
+  private subWorkflow(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
+    const param = asObject(this.resolve(node.config.subWorkflowParam, context));
+    const inline = asObject(node.config.workflowDefinition);
+    const name = typeof param.name === "string" ? param.name : inline.name;
+    if (typeof name !== "string" || name === "") return this.failNew(node, iteration, input, "SUB_WORKFLOW: no workflow name");
+    put(input, "subWorkflowName", name);
+    const version = typeof param.version === "number" ? param.version : inline.version;
+    if (typeof version === "number") put(input, "subWorkflowVersion", version);
+    this.external(node, iteration, input);
+  }
+
+  /** A row decide resolves on the spot, inserted already COMPLETED and seen. */
+  private completeNew(node: BlueprintNode, iteration: number, input: Json, output: Json): void {
+    const parentRef = node.parent ?? undefined;
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "COMPLETED", taskType: node.type, taskDefName: node.taskDefName, input, output, parentRef });
+    this.commands.push({
+      kind: "completeTask",
+      key: keyOf(row),
+      status: "COMPLETED",
+      taskType: row.taskType,
+      taskDefName: row.taskDefName,
+      input,
+      output,
+      ...(parentRef === undefined ? {} : { parentRef }),
+    });
+    this.lastFinished = row;
+    this.resolved(node, iteration);
+  }
+
+  /**
+   * Something decide evaluated failed (a script, a bad value). Never retried:
+   * the same inputs would fail the same way. Optional: COMPLETED_WITH_ERRORS and on.
+   */
+  private failNew(node: BlueprintNode, iteration: number, input: Json, reason: string): void {
+    const parentRef = node.parent ?? undefined;
+    const status = node.optional ? "COMPLETED_WITH_ERRORS" : "FAILED_WITH_TERMINAL_ERROR";
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status, taskType: node.type, taskDefName: node.taskDefName, input, reasonForIncompletion: reason, parentRef });
+    const common = { key: keyOf(row), taskType: row.taskType, taskDefName: row.taskDefName, input, reasonForIncompletion: reason, ...(parentRef === undefined ? {} : { parentRef }) };
+    if (node.optional) {
+      this.commands.push({ kind: "completeTask", status: "COMPLETED_WITH_ERRORS", output: {}, ...common });
+      this.lastFinished = row;
+      this.resolved(node, iteration);
+    } else {
+      this.commands.push({ kind: "failTask", status: "FAILED_WITH_TERMINAL_ERROR", output: {}, ...common });
+      this.failWorkflow(row, `Task ${node.ref} failed: ${reason}`);
+    }
+  }
+
+  /**
+   * Ends a row that exists: by taskId with compare-and-set on its status, or —
+   * created in this very evaluation — as one terminal insert replacing its
+   * scheduleTask, so an identity is never written twice.
+   */
+  private completeExisting(row: Row, status: "COMPLETED" | "COMPLETED_WITH_ERRORS", output: Json): void {
+    this.commands.push({
+      kind: "completeTask",
+      key: keyOf(row),
+      ...this.target(row),
+      status,
+      taskType: row.taskType,
+      taskDefName: row.taskDefName,
+      output,
+      ...(row.reasonForIncompletion === undefined ? {} : { reasonForIncompletion: row.reasonForIncompletion }),
+      ...(row.parentRef === undefined ? {} : { parentRef: row.parentRef }),
+    });
+    row.status = status;
+    row.output = output;
+    row.endedAt ??= this.now;
+    row.seen = true;
+  }
+
+  private failExisting(row: Row, status: "FAILED" | "FAILED_WITH_TERMINAL_ERROR" | "TIMED_OUT", reason: string): void {
+    this.commands.push({
+      kind: "failTask",
+      key: keyOf(row),
+      ...this.target(row),
+      status,
+      taskType: row.taskType,
+      taskDefName: row.taskDefName,
+      reasonForIncompletion: reason,
+      ...(row.parentRef === undefined ? {} : { parentRef: row.parentRef }),
+    });
+    row.status = status;
+    row.reasonForIncompletion = reason;
+    row.endedAt = this.now;
+    row.seen = true;
+  }
+
+  /** How a command addresses an existing row: `taskId` + `from`, or (created in this evaluation) an insert carrying its input. */
+  private target(row: Row): { taskId: string; from: TaskStatus } | { input: Json } {
+    if (row.taskId !== undefined) return { taskId: row.taskId, from: row.status };
+    this.retired.add(keyText(keyOf(row)));
+    return { input: row.input };
+  }
+
+  /** Rewrites a non-terminal row's bookkeeping output: an updateTask, or for a row created in this evaluation its scheduleTask's output. */
+  private updateOutput(row: Row, output: Json): void {
+    row.output = output;
+    const created = row.taskId === undefined ? this.createdCommands.get(keyText(keyOf(row))) : undefined;
+    if (created !== undefined) created.output = output;
+    else this.commands.push({ kind: "updateTask", key: keyOf(row), ...(row.taskId === undefined ? {} : { taskId: row.taskId }), from: row.status, output });
+  }
+
+  private switchNode(node: BlueprintNode, iteration: number, input: Json): void {
+    const { evaluatorType, expression } = node.config;
+    let value: unknown;
+    if (evaluatorType === "value-param") {
+      value = typeof expression === "string" && hasOwn(input, expression) ? input[expression] : null;
+    } else {
+      const result = this.deps.scripts.evaluate(String(expression), { $: input });
+      if (!result.ok) return this.failNew(node, iteration, input, `SWITCH script failed: ${result.error}`);
+      value = result.value;
+    }
+    const label = caseLabel(value);
+    const cases = Array.isArray(node.config.cases) ? (node.config.cases as unknown[]) : [];
+    if (label === null || !cases.includes(label)) this.diag("info", "switch-default", `SWITCH ${node.ref}: ${JSON.stringify(label)} matches no case; taking default`, node.ref);
+    this.completeNew(node, iteration, input, { evaluationResult: [label] });
+  }
+
+  /** Conductor's JOIN output: each joined task's output by ref (tasks that ran; skipped branches are absent). */
+  private joinOutput(node: BlueprintNode, iteration: number): Json {
+    const on = Array.isArray(node.config.joinOn) ? (node.config.joinOn as string[]) : node.predecessors;
+    const out: Json = {};
+    for (const ref of on) {
+      const row = this.rowAt(ref, this.iterationOf(ref, iteration)) ?? this.latest.get(ref);
+      if (row !== undefined && isSuccess(row.status)) put(out, ref, row.output);
+    }
+    return out;
+  }
+
+  /** EXCLUSIVE_JOIN: the output of the first `joinOn` task that ran, else of the first default task that ran, else {}. */
+  private exclusiveJoinOutput(node: BlueprintNode, iteration: number): Json {
+    const lists = [Array.isArray(node.config.joinOn) ? (node.config.joinOn as string[]) : node.predecessors, Array.isArray(node.config.defaultExclusiveJoinTask) ? (node.config.defaultExclusiveJoinTask as string[]) : []];
+    for (const list of lists) {
+      for (const ref of list) {
+        const row = this.rowAt(ref, this.iterationOf(ref, iteration)) ?? this.latest.get(ref);
+        if (row !== undefined && isSuccess(row.status)) return row.output;
+      }
+    }
+    return {};
+  }
+
+  /** The iteration a ref's row has when read from a node at `iteration`: body nodes share it, top-level nodes are at 0. */
+  private iterationOf(ref: string, iteration: number): number {
+    return this.node(ref)?.parent === null ? 0 : iteration;
+  }
+
+  private terminate(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
+    const status = node.config.terminationStatus;
+    const reasonValue = node.config.terminationReason === undefined ? undefined : this.resolve(node.config.terminationReason, context);
+    const workflowOutput = node.config.workflowOutput === undefined ? undefined : asObject(this.resolve(node.config.workflowOutput, context));
+    this.completeNew(node, iteration, input, { output: workflowOutput ?? {} });
+    // Conductor: TERMINATE's workflowOutput replaces the output; without it, outputParameters still apply.
+    const output = workflowOutput ?? (this.bp.outputParameters === null ? {} : asObject(this.resolve(this.bp.outputParameters)));
+    const reason = reasonValue === undefined || reasonValue === null ? `Terminated by ${node.ref}` : typeof reasonValue === "string" ? reasonValue : JSON.stringify(reasonValue);
+    if (status === "FAILED") {
+      this.end({ kind: "failWorkflow", reason, failedTaskRef: node.ref, output, ...this.failureWorkflow(reason, "FAILED") });
+    } else if (status === "TERMINATED") {
+      this.end({ kind: "terminateWorkflow", reason, output });
+    } else {
+      this.end({ kind: "completeWorkflow", output });
+    }
+  }
+
+  private wait(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
+    const config = node.config;
+    if (config.signal === true) {
+      this.external(node, iteration, input);
+      return;
+    }
+    let fireAt: number | null = null;
+    if (config.duration !== undefined) {
+      const duration = this.resolve(config.duration, context);
+      put(input, "duration", duration);
+      const seconds = waitDurationSeconds(duration);
+      if (seconds === null) return this.failNew(node, iteration, input, `WAIT: ${JSON.stringify(duration)} is not a duration`);
+      fireAt = this.now + seconds * 1000;
+    } else if (config.until !== undefined) {
+      const until = this.resolve(config.until, context);
+      put(input, "until", until);
+      fireAt = typeof until === "string" ? parseWaitUntil(until) : null;
+      if (fireAt === null) return this.failNew(node, iteration, input, `WAIT: ${JSON.stringify(until)} is not a time decide can read (ISO-8601 with Z or an offset, or yyyy-MM-dd[ HH:mm[:ss]] [UTC])`);
+    }
+    if (fireAt === null) {
+      this.external(node, iteration, input);
+      return;
+    }
+    put(input, WAIT_UNTIL_KEY, fireAt);
+    // Already due: complete now rather than arm a timer for the past (keeps decide idempotent at a fixed `now`).
+    if (fireAt <= this.now) this.completeNew(node, iteration, input, {});
+    else this.external(node, iteration, input);
+  }
+
+  // ---------------------------------------------------------------------------
+  // DO_WHILE
+
+  /**
+   * Enters a loop: the DO_WHILE row (IN_PROGRESS, `output.iteration = 1`, for the
+   * items form `index` and `item` too) and its body entries at iteration 1.
+   * Conductor's do-while: the body runs at least once in the condition form; the
+   * items form runs once per element, not at all for an empty list.
+   */
+  private startLoop(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
+    const output: Json = { iteration: 1 };
+    if (node.config.items !== undefined) {
+      const items = this.resolve(node.config.items, context);
+      if (!Array.isArray(items)) return this.failNew(node, iteration, input, `DO_WHILE: items resolved to ${items === null ? "null" : typeof items}, not an array`);
+      put(input, "items", items);
+      if (items.length === 0) return this.completeNew(node, iteration, input, { iteration: 0 });
+      output.index = 0;
+      output.item = items[0];
+    }
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "IN_PROGRESS", taskType: "DO_WHILE", taskDefName: node.taskDefName, input, output });
+    this.emitSchedule(row, node, "decider", this.now);
+    for (const entry of node.bodyEntries) this.work.push({ kind: "eval", ref: entry, iteration: 1 });
+  }
+
+  /**
+   * When every body node is resolved in the loop's current iteration: record the
+   * iteration's outputs under `output["<i>"]` (Conductor's shape; keepLastN keeps
+   * the last N), then start the next iteration or complete the loop.
+   */
+  private checkLoop(ref: string): void {
+    const loop = this.latest.get(ref);
+    const node = this.node(ref);
+    if (loop === undefined || node === undefined || isTerminalTaskStatus(loop.status) || loop.taskType !== "DO_WHILE") return;
+    const i = loopIteration(loop);
+    const outputs: Json = {};
+    for (const child of node.children) {
+      const row = this.rowAt(child, i);
+      if (row === undefined || !(isSuccess(row.status) || row.status === "SKIPPED")) return;
+      if (row.status !== "SKIPPED") put(outputs, child, row.output);
+    }
+    const base = copy(loop.output);
+    put(base, String(i), outputs);
+    const keep = typeof node.config.keepLastN === "number" ? node.config.keepLastN : 0;
+    if (keep > 0) for (let old = i - keep; old >= 1 && hasOwn(base, String(old)); old--) delete base[String(old)];
+
+    let more: boolean;
+    const items = loop.input.items;
+    if (node.config.items !== undefined) {
+      more = Array.isArray(items) && i < items.length;
+    } else {
+      const context = this.context();
+      const $ = doWhileConditionInput({ resolvedInput: this.resolveInput(node, context), loopRef: ref, loopOutput: base, iteration: i, bodyOutputs: outputs as Record<string, Json> });
+      const result = this.deps.scripts.evaluate(String(node.config.loopCondition), { $ });
+      if (!result.ok) return this.failContainer(loop, node, `DO_WHILE condition failed: ${result.error}`);
+      more = scriptResultToBoolean(result.value);
+    }
+    if (!more) {
+      this.completeExisting(loop, "COMPLETED", base);
+      this.lastFinished = loop;
+      this.resolved(node, loop.iteration);
+      return;
+    }
+    if (this.loopAdvances >= MAX_LOOP_ADVANCES_PER_EVALUATION) {
+      if (!this.requestedEvaluation) this.commands.push({ kind: "requestEvaluation", reason: `DO_WHILE ${ref}: more than ${MAX_LOOP_ADVANCES_PER_EVALUATION} iterations in one evaluation` });
+      this.requestedEvaluation = true;
+      return;
+    }
+    this.loopAdvances++;
+    const next = i + 1;
+    put(base, "iteration", next);
+    if (Array.isArray(items)) {
+      put(base, "index", next - 1);
+      put(base, "item", items[next - 1]);
+    }
+    this.updateOutput(loop, base);
+    if (keep > 0 && next - keep + 1 > 1) this.commands.push({ kind: "pruneIterations", loopRef: ref, refs: [...node.children], belowIteration: next - keep + 1 });
+    for (const entry of node.bodyEntries) this.work.push({ kind: "eval", ref: entry, iteration: next });
+  }
+
+  /** A loop or fork row failing from decide's own evaluation (never retried); its children in flight are canceled. */
+  private failContainer(row: Row, node: BlueprintNode, reason: string): void {
+    for (const child of this.tracked) {
+      if (child.parentRef !== row.ref || isTerminalTaskStatus(child.status)) continue;
+      if (child.taskId !== undefined) this.commands.push({ kind: "cancelTask", key: keyOf(child), taskId: child.taskId, from: child.status, reason: `${row.ref} failed` });
+      else this.retired.add(keyText(keyOf(child)));
+      child.status = "CANCELED";
+    }
+    if (node.optional) {
+      row.reasonForIncompletion = reason;
+      this.completeExisting(row, "COMPLETED_WITH_ERRORS", row.output);
+      this.lastFinished = row;
+      this.resolved(node, row.iteration);
+    } else {
+      this.failExisting(row, "FAILED_WITH_TERMINAL_ERROR", reason);
+      this.failWorkflow(row, `Task ${row.ref} failed: ${reason}`);
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // FORK_JOIN_DYNAMIC
+
+  /**
+   * Spawns the instances, each a task `forkInstanceRef(ref, k)` with
+   * `parentRef`/`forkIndex`, and the fork's own row (IN_PROGRESS, input
+   * `forkedTasks` = instance names in index order). As instances finish,
+   * their outputs are gathered into the fork's output — items form
+   * `{ results: [...] }` (null while pending), Conductor form keyed by each
+   * instance's taskReferenceName (Conductor's JOIN output) — so completion
+   * needs only the fork's row, never every instance's.
+   */
+  private fork(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
+    const config = node.config;
+    const itemsForm = config.dynamicForkTasksParam === undefined;
+    const instances: { name: string; taskType: string; label: string; input: Json; sub?: { name: string; version?: number } }[] = [];
+    if (itemsForm) {
+      const items = this.resolve(config.items, context);
+      if (!Array.isArray(items)) return this.failNew(node, iteration, input, `FORK_JOIN_DYNAMIC: items resolved to ${items === null ? "null" : typeof items}, not an array`);
+      const taskType = typeof config.forkTaskType === "string" ? config.forkTaskType : "SIMPLE";
+      const name = String(config.forkTaskName);
+      items.forEach((item, k) => {
+        instances.push({
+          name,
+          taskType,
+          label: forkInstanceRef(node.ref, k),
+          input: isPlainObject(item) ? item : { item },
+          ...(taskType === "SUB_WORKFLOW" ? { sub: { name, ...(typeof config.forkTaskVersion === "number" ? { version: config.forkTaskVersion } : {}) } } : {}),
+        });
+      });
+    } else {
+      const tasks = input[String(config.dynamicForkTasksParam)];
+      const inputsKey = config.dynamicForkTasksInputParamName;
+      const inputs = typeof inputsKey === "string" ? asObject(input[inputsKey]) : {};
+      if (!Array.isArray(tasks)) return this.failNew(node, iteration, input, `FORK_JOIN_DYNAMIC: input ${JSON.stringify(config.dynamicForkTasksParam)} is not a list of tasks`);
+      const labels = new Set<string>();
+      for (const [k, task] of tasks.entries()) {
+        const t = asObject(task);
+        const label = t.taskReferenceName;
+        const name = typeof t.name === "string" ? t.name : undefined;
+        const taskType = typeof t.type === "string" ? t.type : "SIMPLE";
+        if (typeof label !== "string" || !REF_PATTERN.test(label) || labels.has(label) || name === undefined || !FORK_INSTANCE_TYPES.has(taskType)) {
+          return this.failNew(node, iteration, input, `FORK_JOIN_DYNAMIC: task ${k} needs a unique taskReferenceName, a name and a type among ${[...FORK_INSTANCE_TYPES].join(", ")}`);
+        }
+        labels.add(label);
+        const subParam = asObject(t.subWorkflowParam);
+        instances.push({
+          name,
+          taskType,
+          label,
+          input: asObject(inputs[label]),
+          ...(taskType === "SUB_WORKFLOW" ? { sub: { name: typeof subParam.name === "string" ? subParam.name : name, ...(typeof subParam.version === "number" ? { version: subParam.version } : {}) } } : {}),
+        });
+      }
+    }
+    put(input, "forkedTasks", instances.map((i) => i.label));
+    if (instances.length === 0) return this.completeNew(node, iteration, input, itemsForm ? { results: [] } : {});
+    const output: Json = itemsForm ? { results: instances.map(() => null) } : {};
+    const forkRow = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "IN_PROGRESS", taskType: "FORK_JOIN_DYNAMIC", taskDefName: node.taskDefName, input, output, parentRef: node.parent ?? undefined });
+    this.emitSchedule(forkRow, node, "decider", this.now);
+    instances.forEach((instance, k) => {
+      const executor = executorOf(instance.taskType);
+      const queued = executor === "worker" || executor === "system";
+      const instanceInput: Json = copy(instance.input);
+      if (instance.sub !== undefined) {
+        put(instanceInput, "subWorkflowName", instance.sub.name);
+        if (instance.sub.version !== undefined) put(instanceInput, "subWorkflowVersion", instance.sub.version);
+      }
+      const row = this.newRow({
+        ref: forkInstanceRef(node.ref, k),
+        iteration,
+        attempt: 0,
+        status: queued ? "SCHEDULED" : "IN_PROGRESS",
+        taskType: instance.taskType,
+        taskDefName: instance.name,
+        input: instanceInput,
+        parentRef: node.ref,
+        forkIndex: k,
+      });
+      this.emitSchedule(row, node, executor, queued ? this.now + node.policy.startDelay * 1000 : this.now);
+    });
+  }
+
+  /** An instance finished: gather its output; complete the fork once every instance has. */
+  private checkFork(ref: string, iteration: number): void {
+    const fork = this.rowAt(ref, iteration);
+    const node = this.node(ref);
+    if (fork === undefined || node === undefined || isTerminalTaskStatus(fork.status) || fork.taskType !== "FORK_JOIN_DYNAMIC") return;
+    const labels = Array.isArray(fork.input.forkedTasks) ? (fork.input.forkedTasks as unknown[]).map(String) : [];
+    const itemsForm = node.config.dynamicForkTasksParam === undefined;
+    const output = copy(fork.output);
+    const results = itemsForm ? (Array.isArray(output.results) ? [...(output.results as unknown[])] : labels.map(() => null)) : [];
+    let changed = false;
+    labels.forEach((label, k) => {
+      const row = this.rowAt(forkInstanceRef(ref, k), iteration);
+      if (row === undefined || !(isSuccess(row.status) || row.status === "SKIPPED")) return;
+      if (itemsForm && results[k] === null) {
+        results[k] = row.output;
+        changed = true;
+      } else if (!itemsForm && !hasOwn(output, label)) {
+        put(output, label, row.output);
+        changed = true;
+      }
+    });
+    if (itemsForm) put(output, "results", results);
+    if (changed) {
+      fork.output = output;
+      this.dirtyForks.add(fork);
+    }
+    const done = itemsForm ? results.every((r) => r !== null) : labels.every((label) => hasOwn(output, label));
+    if (!done) return;
+    this.dirtyForks.delete(fork);
+    this.completeExisting(fork, "COMPLETED", output);
+    this.lastFinished = fork;
+    this.resolved(node, iteration);
+  }
+
+  private forkInstanceFailed(forkRef: string, instance: Row): void {
+    const fork = this.rowAt(forkRef, instance.iteration);
+    const node = this.node(forkRef);
+    if (fork === undefined || node === undefined || isTerminalTaskStatus(fork.status)) {
+      this.failWorkflow(instance, `Task ${instance.ref} failed${instance.reasonForIncompletion === undefined ? "" : `: ${instance.reasonForIncompletion}`}`);
+      return;
+    }
+    this.dirtyForks.delete(fork);
+    this.failContainer(fork, node, `instance ${instance.ref} ${instance.status}${instance.reasonForIncompletion === undefined ? "" : `: ${instance.reasonForIncompletion}`}`);
+  }
+
+  /** One bookkeeping write per fork per evaluation, however many instances finished in it. */
+  private flushForks(): void {
+    if (this.ending !== undefined) return;
+    for (const fork of [...this.dirtyForks].sort(compareRows)) {
+      if (isTerminalTaskStatus(fork.status)) continue;
+      this.updateOutput(fork, fork.output);
+    }
+  }
+
+  private dropRetired(): void {
+    if (this.retired.size === 0) return;
+    const kept = this.commands.filter((c) => {
+      switch (c.kind) {
+        case "scheduleTask":
+        case "startSubWorkflow":
+        case "startWorkflow":
+        case "updateTask":
+        case "armTimer":
+          return c.key === undefined || !this.retired.has(keyText(c.key));
+        default:
+          return true;
+      }
+    });
+    this.commands.length = 0;
+    this.commands.push(...kept);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Ending the workflow
+
+  private end(command: WorkflowEndCommand): void {
+    this.ending ??= command;
+  }
+
+  private failureWorkflow(reason: string, failureStatus: "FAILED" | "TIMED_OUT", failureTaskId?: string): { failureWorkflow?: FailureWorkflowStart } {
+    if (this.bp.failureWorkflow === null) return {};
+    const input: Json = { workflowId: this.state.workflow.id, reason, failureStatus };
+    if (failureTaskId !== undefined) input.failureTaskId = failureTaskId;
+    return { failureWorkflow: { name: this.bp.failureWorkflow, input } };
+  }
+
+  private failWorkflow(row: Row, reason: string): void {
+    this.end({
+      kind: "failWorkflow",
+      reason,
+      failedTaskRef: row.ref,
+      ...(row.taskId === undefined ? {} : { failedTaskId: row.taskId }),
+      output: {},
+      ...this.failureWorkflow(reason, "FAILED", row.taskId),
+    });
+  }
+
+  /** The workflow's output: its outputParameters resolved, or (none defined) the last finished task's output, as Conductor does. */
+  private workflowOutput(): Json {
+    if (this.bp.outputParameters !== null) return asObject(this.resolve(this.bp.outputParameters));
+    return this.lastFinished === undefined ? {} : this.lastFinished.output;
+  }
+
+  private completeWorkflow(): void {
+    this.commands.push({ kind: "completeWorkflow", output: this.workflowOutput() });
+  }
+
+  /**
+   * The workflow ends in this evaluation: what it created and left in flight is
+   * dropped rather than inserted and canceled (no child workflow, timer or queue
+   * entry is ever started for it); every task already in flight is canceled; the
+   * ending command comes last.
+   */
+  private finishEnding(): void {
+    const dropped = new Set(this.tracked.filter((r) => r.created && !isTerminalTaskStatus(r.status)).map((r) => keyText(keyOf(r))));
+    const isDropped = (key: TaskKey): boolean => dropped.has(keyText(key));
+    const kept = this.commands.filter((c) => {
+      switch (c.kind) {
+        case "scheduleTask":
+        case "startSubWorkflow":
+        case "startWorkflow":
+        case "updateTask":
+          return !isDropped(c.key);
+        case "armTimer":
+        case "requestEvaluation":
+          return false;
+        default:
+          return true;
+      }
+    });
+    this.commands.length = 0;
+    this.commands.push(...kept);
+    const reason = `Workflow ended: ${this.ending!.kind}`;
+    for (const row of this.tracked.filter((r) => !r.created && !isTerminalTaskStatus(r.status)).sort(compareRows)) {
+      if (row.taskId === undefined) continue;
+      this.commands.push({ kind: "cancelTask", key: keyOf(row), taskId: row.taskId, from: row.status, reason });
+      row.status = "CANCELED";
+    }
+    this.commands.push(this.ending!);
+  }
+}
+
+/** The iteration a DO_WHILE row is on (`output.iteration`, from 1). */
+function loopIteration(loop: Row): number {
+  const i = loop.output.iteration;
+  return typeof i === "number" && Number.isInteger(i) && i >= 1 ? i : 1;
+}
+
+/** The output handle a resolved SWITCH row took: its case when listed, else `default`; null when it took none (failed optional). */
+function switchHandle(node: BlueprintNode, row: Row): string | null {
+  const result = row.output.evaluationResult;
+  if (!Array.isArray(result) || result.length === 0) return null;
+  const label = caseLabel(result[0]);
+  const cases = Array.isArray(node.config.cases) ? (node.config.cases as unknown[]) : [];
+  return label !== null && label !== DEFAULT_CASE && cases.includes(label) ? label : DEFAULT_CASE;
+}
+
+/** Deterministic processing order: by end (or schedule) time, then identity, then id. */
+function compareRows(a: Row, b: Row): number {
+  return (
+    (a.endedAt ?? a.scheduledAt) - (b.endedAt ?? b.scheduledAt) ||
+    compareText(a.ref, b.ref) ||
+    a.iteration - b.iteration ||
+    a.attempt - b.attempt ||
+    compareText(a.taskId ?? "", b.taskId ?? "")
+  );
+}

@@ -1,0 +1,7 @@
+/**
+ * decide(blueprint, state, now, deps) → commands: the pure decider, its state
+ * and command types (invariants 4–6), and the policy arithmetic it uses.
+ */
+export { MAX_LOOP_ADVANCES_PER_EVALUATION, WAIT_UNTIL_KEY, decide, executorOf } from "./decide";
+export { MAX_DELAY_SECONDS, attemptDelaySeconds, parseWaitUntil, retryDelaySeconds, waitDurationSeconds } from "./policy";
+export type * from "./types";
