@@ -22,4 +22,5 @@ export * from "./compile";
 // decide(blueprint, state, now) → commands, EvaluationState.
 export * from "./decide";
 
-// testkit (simulate, replay): export * from "./testkit";
+// testkit (simulate, replay).
+export * from "./testkit";
