@@ -16,8 +16,15 @@
  *
  * - chain: t0 → t1 → … each reading its predecessor's output; t[N/2] completes.
  * - dynamic fork: one FORK_JOIN_DYNAMIC of N instances; N − 2 are done and
- *   collected, one more completes while the last still runs (so the fork
- *   stays open: its final output, inherently O(N), is not what is measured).
+ *   counted, one more completes while the last still runs: decide raises the
+ *   fork's `completed` counter (one small updateTask).
+ * - dynamic fork, last instance: all but one are done and counted, the last
+ *   completes: decide emits `aggregateForkOutput`, and the shell builds the
+ *   O(N) output in one SQL statement (once per fork, not measured here: it
+ *   is the database's work, see AggregateForkOutputCommand).
+ *
+ * Besides time, the table shows the bytes of the state decide read and of
+ * the commands it returned (JSON): what the evaluator reads and writes.
  *
  * A command, not a test: numbers depend on the machine. Progress goes to
  * stderr, the markdown table to stdout.
@@ -96,18 +103,20 @@ const chain: Workload = {
   },
 };
 
+const forkDefinition = (n: number): unknown => ({
+  schemaVersion: 1,
+  name: `bench_fork_${n}`,
+  nodes: [
+    { ref: "fan", type: "FORK_JOIN_DYNAMIC", forkTaskName: "work", items: "${workflow.input.items}", position: at },
+    { ref: "after", type: "SIMPLE", name: "work", position: at },
+  ],
+  edges: [{ source: "fan", target: "after" }],
+});
+
 const fork: Workload = {
   name: "dynamic fork",
-  event: "instance N−2 completes (N−2 collected, 1 running)",
-  definition: (n) => ({
-    schemaVersion: 1,
-    name: `bench_fork_${n}`,
-    nodes: [
-      { ref: "fan", type: "FORK_JOIN_DYNAMIC", forkTaskName: "work", items: "${workflow.input.items}", position: at },
-      { ref: "after", type: "SIMPLE", name: "work", position: at },
-    ],
-    edges: [{ source: "fan", target: "after" }],
-  }),
+  event: "instance N−2 completes (N−2 counted, 1 running)",
+  definition: forkDefinition,
   input: (n) => ({ items: Array.from({ length: n }, (_, i) => ({ i })) }),
   prepare(store, n) {
     const now = store.workflow.startedAt;
@@ -115,10 +124,27 @@ const fork: Workload = {
     const a = `fan#${n - 2}`;
     const b = `fan#${n - 1}`;
     completeQueued(store, now + 1000, (ref) => ref === a || ref === b);
-    evaluate(store, now + 1000); // collects n − 2 results in one evaluation
+    evaluate(store, now + 1000); // counts n − 2 completions in one evaluation
     completeQueued(store, now + 2000, (ref) => ref === b);
   },
 };
+
+const forkLast: Workload = {
+  name: "dynamic fork, last instance",
+  event: "the last instance completes (N−1 counted): aggregateForkOutput",
+  definition: forkDefinition,
+  input: (n) => ({ items: Array.from({ length: n }, (_, i) => ({ i })) }),
+  prepare(store, n) {
+    const now = store.workflow.startedAt;
+    evaluate(store, now);
+    const last = `fan#${n - 1}`;
+    completeQueued(store, now + 1000, (ref) => ref === last);
+    evaluate(store, now + 1000); // counts n − 1 completions
+    completeQueued(store, now + 2000);
+  },
+};
+
+const WORKLOADS = [chain, fork, forkLast];
 
 interface Prepared {
   workload: Workload;
@@ -130,6 +156,9 @@ interface Prepared {
   pending: string[];
   unprocessed: { ref: string; status: TaskStatus }[];
   commands: number;
+  /** JSON bytes of the state decide reads and of the commands it returns. */
+  stateBytes: number;
+  commandBytes: number;
   decideSamples: number[];
   refsSamples: number[];
 }
@@ -144,7 +173,7 @@ function prepare(workload: Workload, n: number): Prepared {
   const state = store.evaluationState();
   const now = store.workflow.startedAt + 10_000_000;
   const commands = decide(blueprint, state, now, { scripts: noScripts }).commands;
-  if (!commands.some((c) => c.kind === "scheduleTask" || c.kind === "updateTask" || c.kind === "completeTask")) {
+  if (!commands.some((c) => c.kind === "scheduleTask" || c.kind === "updateTask" || c.kind === "completeTask" || c.kind === "aggregateForkOutput")) {
     throw new Error(`benchmark setup: the measured evaluation moves nothing on (${commands.map((c) => c.kind).join(", ")})`);
   }
   const rows = store.allTasks().length;
@@ -159,6 +188,8 @@ function prepare(workload: Workload, n: number): Prepared {
     pending: state.frontier.filter((t) => !isTerminalTaskStatus(t.status)).map((t) => t.ref),
     unprocessed: state.frontier.filter((t) => isTerminalTaskStatus(t.status)).map((t) => ({ ref: t.ref, status: t.status })),
     commands: commands.length,
+    stateBytes: JSON.stringify(state).length,
+    commandBytes: JSON.stringify(commands).length,
     decideSamples: [],
     refsSamples: [],
   };
@@ -209,7 +240,7 @@ function quantile(sorted: readonly number[], q: number): number {
 function main(): void {
   progress(`engine benchmark: per-evaluation cost of decide(), Node ${process.version}`);
   const results: Prepared[] = [];
-  for (const workload of [chain, fork]) {
+  for (const workload of WORKLOADS) {
     const prepared = SIZES.map((n) => prepare(workload, n));
     progress(`${workload.name}: timing decide and refsToLoad, all sizes interleaved…`);
     measure(prepared);
@@ -219,15 +250,15 @@ function main(): void {
   const ms = (v: number): string => (v < 0.1 ? v.toFixed(4) : v.toFixed(3));
   const lines = [
     "",
-    "| workload | measured evaluation | tasks (N) | rows stored | frontier rows | loaded rows | refsToLoad median (ms) | decide median (ms) | decide p95 (ms) | runs |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| workload | measured evaluation | tasks (N) | rows stored | frontier rows | loaded rows | state bytes | command bytes | refsToLoad median (ms) | decide median (ms) | decide p95 (ms) | runs |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...results.map(
       (r) =>
-        `| ${r.workload.name} | ${r.workload.event} | ${r.n.toLocaleString("en")} | ${r.rows.toLocaleString("en")} | ${r.state.frontier.length} | ${r.state.loaded.length} | ${ms(quantile(r.refsSamples, 0.5))} | ${ms(quantile(r.decideSamples, 0.5))} | ${ms(quantile(r.decideSamples, 0.95))} | ${r.decideSamples.length} |`,
+        `| ${r.workload.name} | ${r.workload.event} | ${r.n.toLocaleString("en")} | ${r.rows.toLocaleString("en")} | ${r.state.frontier.length} | ${r.state.loaded.length} | ${r.stateBytes.toLocaleString("en")} | ${r.commandBytes.toLocaleString("en")} | ${ms(quantile(r.refsSamples, 0.5))} | ${ms(quantile(r.decideSamples, 0.5))} | ${ms(quantile(r.decideSamples, 0.95))} | ${r.decideSamples.length} |`,
     ),
     "",
   ];
-  for (const workload of [chain, fork]) {
+  for (const workload of WORKLOADS) {
     const mine = results.filter((r) => r.workload === workload);
     const small = mine[0]!;
     const large = mine.at(-1)!;

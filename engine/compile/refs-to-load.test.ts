@@ -72,8 +72,11 @@ describe("refsToLoad", () => {
   });
 
   it("maps dynamic-fork instances to their fork and never returns instance refs", () => {
-    const b = bp(workflow([node("FORK_JOIN_DYNAMIC", "fan"), simple("after")], [edge("fan", "after")]));
-    expect(refsToLoad(b, ["fan", "fan#0", "fan#1"], ["fan#2"])).toEqual(["after", "fan"]);
+    const b = bp(workflow([node("FORK_JOIN_DYNAMIC", "fan"), simple("after", { input: { r: "${fan.output.results}" } })], [edge("fan", "after")]));
+    // An instance's end only counts towards (or ends) the fork through the shell: the fork's row is all it needs.
+    expect(refsToLoad(b, ["fan", "fan#0", "fan#1"], ["fan#2"])).toEqual(["fan"]);
+    // The successors are decided when the fork's own row arrives unseen, with its aggregated output.
+    expect(refsToLoad(b, [], [{ ref: "fan", status: "COMPLETED" }])).toEqual(["after", "fan"]);
   });
 
   it("ignores refs the blueprint does not know", () => {

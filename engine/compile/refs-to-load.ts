@@ -50,8 +50,13 @@ const SKIP: Mode = 1;
  *   WAIT, DO_WHILE…); past a SWITCH — or an unseen SKIPPED row — through the
  *   whole dead path, since dead-path elimination can skip any node type;
  * - each frontier task decide may end itself (WAIT timers, DO_WHILE iteration
- *   ends, dynamic-fork completion, an optional task's final timeout) and its
- *   cascade; a loop's body entries (a new iteration starts there);
+ *   ends, an optional task's final timeout) and its cascade; a loop's body
+ *   entries (a new iteration starts there);
+ * - for a dynamic-fork instance, its fork's row only: an instance's end changes
+ *   the fork's counters or ends the fork through the shell
+ *   (`aggregateForkOutput`), and the fork's successors are decided in the next
+ *   evaluation, which sees the fork's own row unseen and loads its cascade then.
+ *   A running fork (in the frontier) likewise never resolves its successors;
  * - the enclosing loop of anything touched, and the workflow's output reads.
  *
  * Every node is walked at most once per mode, so this is O(nodes touched +
@@ -98,17 +103,17 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
   for (const ref of frontierRefs) {
     const n = node(ref);
     if (n === undefined) continue;
-    const mayEndHere =
-      n.type === "WAIT" ||
-      n.type === "DO_WHILE" ||
-      n.type === "FORK_JOIN_DYNAMIC" ||
-      (n.optional && (n.policy.timeoutSeconds > 0 || n.policy.pollTimeoutSeconds > 0));
+    const mayEndHere = n.type === "WAIT" || n.type === "DO_WHILE" || (n.optional && (n.policy.timeoutSeconds > 0 || n.policy.pollTimeoutSeconds > 0));
     if (mayEndHere) expand(n, NORMAL, true);
     else touch(n, false);
   }
   for (const u of unprocessedRefs) {
-    const n = node(typeof u === "string" ? u : u.ref);
-    if (n !== undefined) expand(n, typeof u !== "string" && u.status === "SKIPPED" ? SKIP : NORMAL, true);
+    const ref = typeof u === "string" ? u : u.ref;
+    const n = node(ref);
+    if (n === undefined) continue;
+    // An instance's end never resolves its fork's successors in this evaluation (see above): the fork's row is enough.
+    if (parseForkInstanceRef(ref) !== undefined) touch(n, false);
+    else expand(n, typeof u !== "string" && u.status === "SKIPPED" ? SKIP : NORMAL, true);
   }
   for (let q = 0; q < queue.length; q++) {
     const [n, mode] = queue[q]!;

@@ -55,6 +55,9 @@ export interface BlueprintNode {
    * True when decide can resolve this node within the evaluation that reaches
    * it (NOOP, SWITCH, JOIN, EXCLUSIVE_JOIN, SET_VARIABLE, TERMINATE, WAIT,
    * DO_WHILE, FORK_JOIN_DYNAMIC), so the evaluation may go on to its successors.
+   * (A FORK_JOIN_DYNAMIC resolves on the spot only with zero instances or a bad
+   * task list; one with instances ends through the shell's `aggregateForkOutput`
+   * and its successors are decided in the evaluation after.)
    */
   resolvesInDecide: boolean;
   optional: boolean;

@@ -155,13 +155,16 @@ describe("DO_WHILE", () => {
 });
 
 describe("FORK_JOIN_DYNAMIC", () => {
-  it("items form: N instances with instance refs, outputs gathered in order, then the flow continues", () => {
+  const fanKey = { ref: "fan", iteration: 0, attempt: 0 };
+
+  it("items form: N instances with instance refs; counters while running; the shell aggregates the output; the flow continues next evaluation", () => {
     const h = harness(
-      workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "resize", items: "${workflow.input.images}" }), simple("after", { input: { all: "${fan.output.results}" } })], chain("fan", "after")),
+      workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "resize", items: "${workflow.input.images}" }), simple("after", { input: { all: "${fan.output.results}", second: "${fan.output.results[1].r}" } })], chain("fan", "after")),
       { input: { images: [{ url: "a" }, "b", { url: "c" }] } },
     );
     h.evaluate();
     expect(h.scheduled()).toEqual(["fan", "fan#0", "fan#1", "fan#2"]);
+    expect(h.last("scheduleTask")[0]!.output).toEqual({ total: 3, completed: 0 });
     expect(h.last("scheduleTask").slice(1).map((c) => [c.taskDefName, c.queueName, c.parentRef, c.forkIndex, c.input])).toEqual([
       ["resize", "resize", "fan", 0, { url: "a" }],
       ["resize", "resize", "fan", 1, { item: "b" }],
@@ -170,20 +173,36 @@ describe("FORK_JOIN_DYNAMIC", () => {
     h.complete("fan#2", { r: 2 });
     h.complete("fan#0", { r: 0 });
     h.evaluate();
-    expect(h.last("updateTask")).toEqual([{ kind: "updateTask", key: { ref: "fan", iteration: 0, attempt: 0 }, taskId: h.task("fan").taskId, from: "IN_PROGRESS", output: { results: [{ r: 0 }, null, { r: 2 }] } }]);
+    // Two instances reacted to: one small counter write, no instance output copied into the fork.
+    expect(h.last("updateTask")).toEqual([{ kind: "updateTask", key: fanKey, taskId: h.task("fan").taskId, from: "IN_PROGRESS", output: { total: 3, completed: 2 } }]);
     h.fail("fan#1");
     h.now += 60_000;
     h.evaluate();
     expect(h.scheduled()).toEqual(["fan#1#a1"]);
+    expect(h.last("updateTask")).toEqual([]);
     h.complete("fan#1", { r: 1 });
+    const last = h.evaluate();
+    expect(last.commands.map((c) => c.kind)).toEqual(["aggregateForkOutput", "requestEvaluation", "markSeen"]);
+    expect(last.commands[0]).toEqual({ kind: "aggregateForkOutput", key: fanKey, taskId: h.task("fan").taskId, from: "IN_PROGRESS", status: "COMPLETED", shape: "results", total: 3 });
+    // The shell ended the fork with the aggregate, unseen: the next evaluation reacts to it like to a worker's completion.
+    expect(h.task("fan")).toMatchObject({ status: "COMPLETED", seen: false, output: { results: [{ r: 0 }, { r: 1 }, { r: 2 }] } });
+    expect(h.has("after")).toBe(false);
     h.evaluate();
-    expect(h.task("fan")).toMatchObject({ status: "COMPLETED", output: { results: [{ r: 0 }, { r: 1 }, { r: 2 }] } });
-    expect(h.task("after").input).toEqual({ all: [{ r: 0 }, { r: 1 }, { r: 2 }] });
+    expect(h.scheduled()).toEqual(["after"]);
+    expect(h.task("after").input).toEqual({ all: [{ r: 0 }, { r: 1 }, { r: 2 }], second: 1 });
+    expect(h.task("fan").seen).toBe(true);
   });
 
   it("Conductor form: tasks and inputs from the input, output keyed by taskReferenceName", () => {
     const h = harness(
-      workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: undefined, items: undefined, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", input: { tasks: "${workflow.input.tasks}", inputs: "${workflow.input.inputs}" } })]),
+      workflow(
+        [
+          node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: undefined, items: undefined, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", input: { tasks: "${workflow.input.tasks}", inputs: "${workflow.input.inputs}" } }),
+          node("NOOP", "then"),
+        ],
+        chain("fan", "then"),
+        { outputParameters: { joined: "${fan.output}", x: "${fan.output.one.x}" } },
+      ),
       { input: { tasks: [{ name: "t1", taskReferenceName: "one" }, { name: "child", taskReferenceName: "two", type: "SUB_WORKFLOW" }], inputs: { one: { a: 1 }, two: { b: 2 } } } },
     );
     h.evaluate();
@@ -192,8 +211,22 @@ describe("FORK_JOIN_DYNAMIC", () => {
     h.complete("fan#0", { x: 1 });
     h.complete("fan#1", { y: 2 });
     h.evaluate();
+    expect(h.last("aggregateForkOutput")).toMatchObject([{ status: "COMPLETED", shape: "byTaskReferenceName", total: 2 }]);
     expect(h.task("fan")).toMatchObject({ status: "COMPLETED", output: { one: { x: 1 }, two: { y: 2 } } });
-    expect(h.workflow).toMatchObject({ status: "COMPLETED", output: { one: { x: 1 }, two: { y: 2 } } });
+    expect(h.workflow.status).toBe("RUNNING");
+    h.evaluate();
+    expect(h.workflow).toMatchObject({ status: "COMPLETED", output: { joined: { one: { x: 1 }, two: { y: 2 } }, x: 1 } });
+  });
+
+  it("without outputParameters, a fork that finishes last gives the workflow its aggregated output (Conductor's last task)", () => {
+    const h = harness(workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "t", items: [1, 2] })]));
+    h.evaluate();
+    h.complete("fan#0", { v: 0 });
+    h.complete("fan#1", { v: 1 });
+    h.evaluate();
+    expect(h.workflow.status).toBe("RUNNING");
+    h.evaluate();
+    expect(h.workflow).toMatchObject({ status: "COMPLETED", output: { results: [{ v: 0 }, { v: 1 }] } });
   });
 
   it("zero instances complete at once; a bad task list fails terminally", () => {
@@ -207,20 +240,70 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(bad.workflow.status).toBe("FAILED");
   });
 
-  it("an instance's final failure fails the fork and the workflow, canceling its siblings; an optional fork continues", () => {
-    const def = (optional: boolean): Json => workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "t", items: [1, 2], optional, policy: { retryCount: 0 } }), simple("after")], chain("fan", "after"));
+  it("an instance's final failure fails the fork and the workflow, canceling its siblings; an optional fork continues with what completed", () => {
+    const def = (optional: boolean, n = 2): Json => workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "t", items: Array.from({ length: n }, (_, i) => i), optional, policy: { retryCount: 0 } }), simple("after", { input: { r: "${fan.output.results}" } })], chain("fan", "after"));
     const h = harness(def(false));
     h.evaluate();
     h.fail("fan#0");
     const d = h.evaluate();
     expect(d.commands.map((c) => c.kind)).toEqual(["cancelTask", "failTask", "markSeen", "failWorkflow"]);
     expect(d.commands[0]).toMatchObject({ key: { ref: "fan#1" } });
-    const o = harness(def(true));
+    expect(h.task("fan").output).toEqual({ total: 2, completed: 0 });
+
+    const o = harness(def(true, 3));
     o.evaluate();
+    o.complete("fan#2", { v: 2 });
     o.fail("fan#0");
-    o.evaluate();
-    expect(o.task("fan").status).toBe("COMPLETED_WITH_ERRORS");
+    const od = o.evaluate();
+    expect(od.commands.map((c) => c.kind)).toEqual(["cancelTask", "aggregateForkOutput", "requestEvaluation", "markSeen"]);
+    expect(od.commands[1]).toMatchObject({ status: "COMPLETED_WITH_ERRORS", reasonForIncompletion: "instance fan#0 FAILED: boom" });
+    expect(o.task("fan")).toMatchObject({ status: "COMPLETED_WITH_ERRORS", output: { results: [null, null, { v: 2 }] } });
     expect(o.task("fan#1").status).toBe("CANCELED");
+    o.evaluate();
     expect(o.scheduled()).toEqual(["after"]);
+    expect(o.task("after").input).toEqual({ r: [null, null, { v: 2 }] });
+  });
+
+  it("two instances failing for good in one evaluation end an optional fork once (the second changes nothing)", () => {
+    const h = harness(workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "t", items: [1, 2, 3], optional: true, policy: { retryCount: 0 } }), simple("after")], chain("fan", "after")));
+    h.evaluate();
+    h.fail("fan#0");
+    h.fail("fan#1");
+    const d = h.evaluate();
+    expect(d.commands.map((c) => c.kind)).toEqual(["cancelTask", "aggregateForkOutput", "requestEvaluation", "markSeen"]);
+    h.evaluate();
+    expect(h.scheduled()).toEqual(["after"]);
+    expect(h.workflow.status).toBe("RUNNING");
+  });
+
+  it("a workflow ending in the evaluation the last instance completes cancels the fork instead of aggregating it", () => {
+    const h = harness(
+      workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "t", items: [1] }), simple("other", { policy: { retryCount: 0 } }), simple("after")], [edge("fan", "after"), edge("other", "after")]),
+    );
+    h.evaluate();
+    h.complete("fan#0", { v: 0 });
+    h.fail("other", "no", "FAILED_WITH_TERMINAL_ERROR");
+    const d = h.evaluate();
+    expect(d.commands.map((c) => c.kind)).toEqual(["markSeen", "cancelTask", "failWorkflow"]);
+    expect(d.commands[1]).toMatchObject({ key: fanKey, from: "IN_PROGRESS" });
+    expect(h.task("fan").status).toBe("CANCELED");
+  });
+
+  it("a fork in a loop counts and aggregates per iteration; the loop sees each iteration's aggregated output", () => {
+    const h = harness(
+      workflow([node("DO_WHILE", "loop", { loopCondition: '$["loop"].iteration < $.times', input: { times: 2 } }), node("FORK_JOIN_DYNAMIC", "fan", { parent: "loop", forkTaskName: "t", items: [10, 20] })]),
+    );
+    h.evaluate();
+    for (let i = 1; i <= 2; i++) {
+      h.complete("fan#0", { i, k: 0 }, i);
+      h.evaluate();
+      expect(h.task("fan", i).output).toEqual({ total: 2, completed: 1 });
+      h.complete("fan#1", { i, k: 1 }, i);
+      h.evaluate();
+      expect(h.task("fan", i)).toMatchObject({ status: "COMPLETED", output: { results: [{ i, k: 0 }, { i, k: 1 }] } });
+      h.evaluate();
+    }
+    expect(h.workflow.status).toBe("COMPLETED");
+    expect(h.task("loop").output).toMatchObject({ "1": { fan: { results: [{ i: 1, k: 0 }, { i: 1, k: 1 }] } }, "2": { fan: { results: [{ i: 2, k: 0 }, { i: 2, k: 1 }] } } });
   });
 });

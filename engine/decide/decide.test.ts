@@ -387,4 +387,66 @@ describe("the state has no room for every task (invariant 6)", () => {
     expect(d.commands.map((c) => c.kind)).toEqual(["scheduleTask", "markSeen"]);
     expect(d.commands[0]).toMatchObject({ key: { ref: "n20001" } });
   });
+
+  describe("a 30,000-instance dynamic fork: one completion costs O(instances that changed), not O(N)", () => {
+    const N = 30_000;
+    const bp = compile(workflow([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "work", items: "${workflow.input.items}" }), simple("after", { input: { all: "${fan.output.results}" } })], chain("fan", "after")) as unknown as WorkflowDefinition);
+    const wf: WorkflowSnapshot = { id: "w", defName: "fan", defVersion: 1, status: "RUNNING", input: {}, variables: {}, startedAt: 0, version: 9 };
+    /** The fork's labels, rigged to throw if decide walks them: reading `length` is all it may do. */
+    const labels = new Proxy(
+      Array.from({ length: N }, (_, k) => `fan#${k}`),
+      {
+        get(target, p, receiver) {
+          if (typeof p === "string" && /^\d+$/.test(p)) throw new Error(`decide read label ${p}`);
+          if (p === Symbol.iterator || p === "map" || p === "forEach") throw new Error(`decide walked the ${N} labels`);
+          return Reflect.get(target, p, receiver) as unknown;
+        },
+      },
+    );
+    const forkRow = (completed: number): TaskSnapshot => ({ taskId: "fork", ref: "fan", iteration: 0, attempt: 0, status: "IN_PROGRESS", taskType: "FORK_JOIN_DYNAMIC", input: { forkedTasks: labels }, output: { total: N, completed }, scheduledAt: 0, seen: false });
+    const instance = (k: number, status: TaskSnapshot["status"], seen = false): TaskSnapshot => ({
+      taskId: `i${k}`,
+      ref: `fan#${k}`,
+      iteration: 0,
+      attempt: 0,
+      status,
+      taskType: "SIMPLE",
+      taskDefName: "work",
+      input: { k },
+      output: status === "COMPLETED" ? { v: k } : {},
+      scheduledAt: 0,
+      ...(status === "COMPLETED" ? { endedAt: 1 } : {}),
+      seen,
+      parentRef: "fan",
+      forkIndex: k,
+    });
+
+    it("one instance completes while another runs: a counter write of a few bytes, whatever N is", () => {
+      const state = { workflow: wf, frontier: [forkRow(N - 2), instance(N - 2, "COMPLETED"), instance(N - 1, "IN_PROGRESS")], loaded: [forkRow(N - 2)] };
+      const d = decide(bp, state, 5, { scripts: fakeScripts({}) });
+      expect(d.commands).toEqual([
+        { kind: "updateTask", key: { ref: "fan", iteration: 0, attempt: 0 }, taskId: "fork", from: "IN_PROGRESS", output: { total: N, completed: N - 1 } },
+        { kind: "markSeen", taskIds: [`i${N - 2}`] },
+      ]);
+      expect(JSON.stringify(d.commands).length).toBeLessThan(300);
+      // The evaluator may load a running fork without its O(N) input (EvaluationState.frontier): same decision.
+      const bare = { ...forkRow(N - 2), input: {} };
+      expect(decide(bp, { ...state, frontier: [bare, ...state.frontier.slice(1)], loaded: [bare] }, 5, { scripts: fakeScripts({}) })).toEqual(d);
+    });
+
+    it("the last instance completes: the shell aggregates (one command naming no instance), the next evaluation continues", () => {
+      const state = { workflow: wf, frontier: [forkRow(N - 1), instance(N - 1, "COMPLETED")], loaded: [forkRow(N - 1)] };
+      const d = decide(bp, state, 5, { scripts: fakeScripts({}) });
+      expect(d.commands).toEqual([
+        { kind: "aggregateForkOutput", key: { ref: "fan", iteration: 0, attempt: 0 }, taskId: "fork", from: "IN_PROGRESS", status: "COMPLETED", shape: "results", total: N },
+        { kind: "requestEvaluation", reason: "FORK_JOIN_DYNAMIC fan ended: react to its aggregated output" },
+        { kind: "markSeen", taskIds: [`i${N - 1}`] },
+      ]);
+    });
+
+    it("deciding again on the committed state counts nothing twice: seen instances are not counted", () => {
+      const state = { workflow: wf, frontier: [forkRow(N - 1), instance(N - 1, "IN_PROGRESS")], loaded: [forkRow(N - 1), instance(N - 2, "COMPLETED", true)] };
+      expect(decide(bp, state, 5, { scripts: fakeScripts({}) }).commands).toEqual([]);
+    });
+  });
 });

@@ -36,6 +36,7 @@ import { blueprintNode } from "../compile/compile";
 import { forkInstanceRef, parseForkInstanceRef } from "../compile/refs-to-load";
 import type { Blueprint, BlueprintEdge, BlueprintNode } from "../compile/types";
 import { attemptDelaySeconds, parseWaitUntil, retryDelaySeconds, waitDurationSeconds } from "./policy";
+import { isForkInstanceDone } from "./fork-output";
 import type {
   Command,
   DecideDeps,
@@ -186,8 +187,17 @@ class Evaluation {
   private readonly tracked: Row[] = [];
   private readonly work: Work[] = [];
   private readonly seenIds: string[] = [];
+  /** Forks whose `completed` counter this evaluation raises (one updateTask each, at the end). */
   private readonly dirtyForks = new Set<Row>();
   private readonly pendingForkChecks = new Set<string>();
+  /**
+   * Per fork (rowKey of the fork row): the successful instance rows this
+   * evaluation reacted to, by identity — what it adds to the fork's loaded
+   * `completed` count. A set, so no row can count twice.
+   */
+  private readonly forkArrivals = new Map<string, Set<string>>();
+  /** Forks ending in this evaluation through `aggregateForkOutput`: the shell ends them, the next evaluation reacts. */
+  private readonly aggregatingForks = new Set<Row>();
   /** scheduleTask commands of rows created in this evaluation, by key text. */
   private readonly createdCommands = new Map<string, ScheduleTaskCommand>();
   /** Created rows that also ended in this evaluation: their scheduleTask (and its side effects) give way to one terminal insert. */
@@ -482,7 +492,7 @@ class Evaluation {
     }
   }
 
-  /** One check per fork however many of its instances finished: a check walks every instance, so N checks would be O(N²). */
+  /** One check per fork per evaluation, however many of its instances finished (a check is O(1): it reads the fork's counters). */
   private queueForkCheck(ref: string, iteration: number): void {
     const k = rowKey(ref, iteration);
     if (this.pendingForkChecks.has(k)) return;
@@ -514,7 +524,7 @@ class Evaluation {
       case "COMPLETED_WITH_ERRORS":
       case "SKIPPED":
         if (row.status !== "SKIPPED") this.lastFinished = row;
-        if (instance !== undefined) this.queueForkCheck(instance.forkRef, row.iteration);
+        if (instance !== undefined) this.forkInstanceDone(instance.forkRef, row);
         else this.resolved(node, row.iteration);
         return;
       default:
@@ -1053,7 +1063,10 @@ class Evaluation {
       else this.retired.add(keyText(keyOf(child)));
       child.status = "CANCELED";
     }
-    if (node.optional) {
+    const forkTotal = row.taskType === "FORK_JOIN_DYNAMIC" ? this.forkTotal(row) : undefined;
+    if (node.optional && forkTotal !== undefined) {
+      this.aggregateFork(row, node, "COMPLETED_WITH_ERRORS", forkTotal, reason);
+    } else if (node.optional) {
       row.reasonForIncompletion = reason;
       this.completeExisting(row, "COMPLETED_WITH_ERRORS", row.output);
       this.lastFinished = row;
@@ -1070,11 +1083,19 @@ class Evaluation {
   /**
    * Spawns the instances, each a task `forkInstanceRef(ref, k)` with
    * `parentRef`/`forkIndex`, and the fork's own row (IN_PROGRESS, input
-   * `forkedTasks` = instance names in index order). As instances finish,
-   * their outputs are gathered into the fork's output — items form
-   * `{ results: [...] }` (null while pending), Conductor form keyed by each
-   * instance's taskReferenceName (Conductor's JOIN output) — so completion
-   * needs only the fork's row, never every instance's.
+   * `forkedTasks` = instance names in index order, output `{ total: N,
+   * completed: 0 }`).
+   *
+   * Cost per evaluation is O(instances that changed in it), never O(N)
+   * (invariant 6): an evaluation reacting to k finished instances raises the
+   * fork's `completed` by k (one small updateTask); nothing walks, copies or
+   * rewrites N entries. When `completed` reaches `total`, decide asks the
+   * shell to build the output from the instance rows (`aggregateForkOutput`,
+   * one SQL statement) and the next evaluation reacts to the fork's end like
+   * to any task's. Downstream, `${fork.output}` is Conductor's JOIN output:
+   * items form `{ results: [o0, o1, …] }` in instance order, Conductor form
+   * `{ <taskReferenceName>: output, … }`. See `AggregateForkOutputCommand`
+   * for why the counter is exact, idempotent and crash-safe.
    */
   private fork(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
     const config = node.config;
@@ -1121,7 +1142,7 @@ class Evaluation {
     }
     put(input, "forkedTasks", instances.map((i) => i.label));
     if (instances.length === 0) return this.completeNew(node, iteration, input, itemsForm ? { results: [] } : {});
-    const output: Json = itemsForm ? { results: instances.map(() => null) } : {};
+    const output: Json = { total: instances.length, completed: 0 };
     const forkRow = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "IN_PROGRESS", taskType: "FORK_JOIN_DYNAMIC", taskDefName: node.taskDefName, input, output, parentRef: node.parent ?? undefined });
     this.emitSchedule(forkRow, node, "decider", this.now);
     instances.forEach((instance, k) => {
@@ -1147,57 +1168,96 @@ class Evaluation {
     });
   }
 
-  /** An instance finished: gather its output; complete the fork once every instance has. */
+  /** A fork instance ended successfully (its latest attempt): count it towards its fork, once. */
+  private forkInstanceDone(forkRef: string, instance: Row): void {
+    if (!isForkInstanceDone(instance.status)) return;
+    const k = rowKey(forkRef, instance.iteration);
+    let arrived = this.forkArrivals.get(k);
+    if (arrived === undefined) this.forkArrivals.set(k, (arrived = new Set()));
+    arrived.add(keyText(keyOf(instance)));
+    this.queueForkCheck(forkRef, instance.iteration);
+  }
+
+  /**
+   * The fork's instance count, `output.total`, written when decide created the
+   * row. Never derived from `input` (its N labels): decide does not read a
+   * running fork's input, so the evaluator need not load it (EvaluationState).
+   */
+  private forkTotal(fork: Row): number | undefined {
+    const total = fork.output.total;
+    return typeof total === "number" && Number.isInteger(total) && total >= 0 ? total : undefined;
+  }
+
+  /** Instances done: the count the row was loaded with plus those this evaluation reacted to. O(1). */
+  private forkCompleted(fork: Row): number {
+    const loaded = fork.output.completed;
+    const base = typeof loaded === "number" && Number.isInteger(loaded) && loaded >= 0 ? loaded : 0;
+    return base + (this.forkArrivals.get(rowKey(fork.ref, fork.iteration))?.size ?? 0);
+  }
+
+  /** Checks a fork in flight: O(1). Raises its counter, or — every instance done — has the shell aggregate and end it. */
   private checkFork(ref: string, iteration: number): void {
     const fork = this.rowAt(ref, iteration);
     const node = this.node(ref);
-    if (fork === undefined || node === undefined || isTerminalTaskStatus(fork.status) || fork.taskType !== "FORK_JOIN_DYNAMIC") return;
-    const labels = Array.isArray(fork.input.forkedTasks) ? (fork.input.forkedTasks as unknown[]).map(String) : [];
-    const itemsForm = node.config.dynamicForkTasksParam === undefined;
-    const output = copy(fork.output);
-    const results = itemsForm ? (Array.isArray(output.results) ? [...(output.results as unknown[])] : labels.map(() => null)) : [];
-    let changed = false;
-    labels.forEach((label, k) => {
-      const row = this.rowAt(forkInstanceRef(ref, k), iteration);
-      if (row === undefined || !(isSuccess(row.status) || row.status === "SKIPPED")) return;
-      if (itemsForm && results[k] === null) {
-        results[k] = row.output;
-        changed = true;
-      } else if (!itemsForm && !hasOwn(output, label)) {
-        put(output, label, row.output);
-        changed = true;
-      }
-    });
-    if (itemsForm) put(output, "results", results);
-    if (changed) {
-      fork.output = output;
-      this.dirtyForks.add(fork);
+    if (fork === undefined || node === undefined || isTerminalTaskStatus(fork.status) || fork.taskType !== "FORK_JOIN_DYNAMIC" || this.aggregatingForks.has(fork)) return;
+    const total = this.forkTotal(fork);
+    if (total === undefined) {
+      // Not a row decide wrote: never guess a count (a wrong one could end the fork early). Leave it for an operator.
+      this.diag("warn", "fork-without-counters", `FORK_JOIN_DYNAMIC ${ref} has no instance counters (output.total); it cannot end`, ref);
+      return;
     }
-    const done = itemsForm ? results.every((r) => r !== null) : labels.every((label) => hasOwn(output, label));
-    if (!done) return;
+    if (this.forkCompleted(fork) < total) {
+      if (this.forkArrivals.has(rowKey(ref, iteration))) this.dirtyForks.add(fork);
+      return;
+    }
+    this.aggregateFork(fork, node, "COMPLETED", total);
+  }
+
+  /**
+   * Ends a fork through the shell: `aggregateForkOutput` writes it terminal,
+   * with the aggregated output, and unseen; `requestEvaluation` makes the next
+   * evaluation react to it (successors, loop iteration end, workflow output),
+   * reading that output. In this evaluation the fork stays in flight, so the
+   * workflow cannot complete before its output exists.
+   */
+  private aggregateFork(fork: Row, node: BlueprintNode, status: "COMPLETED" | "COMPLETED_WITH_ERRORS", total: number, reason?: string): void {
     this.dirtyForks.delete(fork);
-    this.completeExisting(fork, "COMPLETED", output);
-    this.lastFinished = fork;
-    this.resolved(node, iteration);
+    this.aggregatingForks.add(fork);
+    this.commands.push({
+      kind: "aggregateForkOutput",
+      key: keyOf(fork),
+      ...(fork.taskId === undefined ? {} : { taskId: fork.taskId }),
+      from: fork.status,
+      status,
+      shape: node.config.dynamicForkTasksParam === undefined ? "results" : "byTaskReferenceName",
+      total,
+      ...(reason === undefined ? {} : { reasonForIncompletion: reason }),
+    });
+    if (!this.requestedEvaluation) this.commands.push({ kind: "requestEvaluation", reason: `FORK_JOIN_DYNAMIC ${fork.ref} ended: react to its aggregated output` });
+    this.requestedEvaluation = true;
   }
 
   private forkInstanceFailed(forkRef: string, instance: Row): void {
     const fork = this.rowAt(forkRef, instance.iteration);
     const node = this.node(forkRef);
-    if (fork === undefined || node === undefined || isTerminalTaskStatus(fork.status)) {
+    if (fork === undefined || node === undefined) {
       this.failWorkflow(instance, `Task ${instance.ref} failed${instance.reasonForIncompletion === undefined ? "" : `: ${instance.reasonForIncompletion}`}`);
       return;
     }
+    // The fork already ended (another instance failed for good in this evaluation): nothing more to decide.
+    if (isTerminalTaskStatus(fork.status) || this.aggregatingForks.has(fork)) return;
     this.dirtyForks.delete(fork);
     this.failContainer(fork, node, `instance ${instance.ref} ${instance.status}${instance.reasonForIncompletion === undefined ? "" : `: ${instance.reasonForIncompletion}`}`);
   }
 
-  /** One bookkeeping write per fork per evaluation, however many instances finished in it. */
+  /** One small counter write per fork per evaluation, however many of its instances finished in it. */
   private flushForks(): void {
     if (this.ending !== undefined) return;
     for (const fork of [...this.dirtyForks].sort(compareRows)) {
-      if (isTerminalTaskStatus(fork.status)) continue;
-      this.updateOutput(fork, fork.output);
+      if (isTerminalTaskStatus(fork.status) || this.aggregatingForks.has(fork)) continue;
+      const output = copy(fork.output);
+      put(output, "completed", this.forkCompleted(fork));
+      this.updateOutput(fork, output);
     }
   }
 
@@ -1270,8 +1330,10 @@ class Evaluation {
         case "startWorkflow":
         case "updateTask":
           return !isDropped(c.key);
+        // A fork the shell was to end is canceled below instead.
         case "armTimer":
         case "requestEvaluation":
+        case "aggregateForkOutput":
           return false;
         default:
           return true;

@@ -22,7 +22,7 @@ type Block =
   | { kind: "par"; items: Block[] }
   | { kind: "switch"; cases: Block[]; connectDefault: boolean }
   | { kind: "loop"; body: Block; times: number }
-  | { kind: "fan" };
+  | { kind: "fan"; optional: boolean; retries: number };
 
 const blocks = fc.letrec<{ block: Block }>((tie) => ({
   block: fc.oneof(
@@ -33,7 +33,7 @@ const blocks = fc.letrec<{ block: Block }>((tie) => ({
     fc.record({ kind: fc.constant("par" as const), items: fc.array(tie("block"), { minLength: 2, maxLength: 3 }) }),
     fc.record({ kind: fc.constant("switch" as const), cases: fc.array(tie("block"), { minLength: 1, maxLength: 3 }), connectDefault: fc.boolean() }),
     fc.record({ kind: fc.constant("loop" as const), body: tie("block"), times: fc.integer({ min: 1, max: 3 }) }),
-    fc.constant<Block>({ kind: "fan" }),
+    fc.record({ kind: fc.constant("fan" as const), optional: fc.boolean(), retries: fc.integer({ min: 0, max: 2 }) }),
   ),
 }));
 
@@ -60,7 +60,8 @@ function build(block: Block, out: Built, parent: string | undefined, readable: s
       return { entries: [r], exits: [r] };
     }
     case "fan": {
-      const r = place(node("FORK_JOIN_DYNAMIC", ref("f"), { forkTaskName: "leaf", items: "${workflow.input.items}", policy: { retryDelaySeconds: 1 } }));
+      // An optional fork ends COMPLETED_WITH_ERRORS through the shell's aggregate when an instance fails for good.
+      const r = place(node("FORK_JOIN_DYNAMIC", ref("f"), { forkTaskName: "leaf", items: "${workflow.input.items}", optional: block.optional, policy: { retryCount: block.retries, retryDelaySeconds: 1 } }));
       return { entries: [r], exits: [r] };
     }
     case "seq": {
@@ -127,6 +128,12 @@ function runWorld(def: Json, world: World): void {
   h.evaluate();
   for (let step = 0; step < 2000 && h.workflow.status === "RUNNING"; step++) {
     let runnable = h.runnable();
+    // The decider asked for another evaluation (a dynamic fork ended through the shell): the decide queue runs it,
+    // now or after more completions have landed.
+    if (h.needsEvaluation && (runnable.length === 0 || next() % 2 === 0)) {
+      h.evaluate();
+      continue;
+    }
     if (runnable.length === 0) {
       // Nothing visible yet: jump the clock to the next retry or timer.
       const pending = [...h.rows.filter((r) => !isTerminalTaskStatus(r.status) && r.runAt !== undefined).map((r) => r.runAt!), ...h.timers.map((t) => t.fireAt)].filter((t) => t > h.now);

@@ -10,7 +10,8 @@ import type { ScriptEvaluator, ScriptResult } from "../expressions";
 import type { TaskStatus } from "../statuses";
 import { isTerminalTaskStatus } from "../statuses";
 import type { Blueprint } from "../compile";
-import { compile, refsToLoad } from "../compile";
+import { compile, forkInstanceRef, refsToLoad } from "../compile";
+import { aggregateForkOutput, isForkInstanceDone } from "./fork-output";
 import { decide } from "./decide";
 import type { Command, Decision, EvaluationState, FiredTimer, TaskKey, TaskSnapshot, WorkflowEndCommand, WorkflowSnapshot } from "./types";
 
@@ -168,6 +169,23 @@ export class Harness {
           row.output = c.output;
           break;
         }
+        case "aggregateForkOutput": {
+          // As the evaluator's SQL (see AggregateForkOutputCommand): every instance's successful attempt, fork ends unseen.
+          const fork = c.taskId === undefined ? this.byKey(c.key) : this.byId(c.taskId, c.from);
+          if (fork.status !== c.from) throw new Error(`compare-and-set failed on ${fork.ref}: ${fork.status} ≠ ${c.from}`);
+          const outputs = Array.from({ length: c.total }, (_, k) => {
+            const ref = forkInstanceRef(c.key.ref, k);
+            return this.rows.find((r) => r.ref === ref && r.iteration === c.key.iteration && isForkInstanceDone(r.status))?.output;
+          });
+          const done = outputs.filter((o) => o !== undefined).length;
+          if (c.status === "COMPLETED" && done !== c.total) throw new Error(`aggregateForkOutput: ${done} of ${c.total} instances of ${fork.ref} are done`);
+          fork.status = c.status;
+          fork.output = aggregateForkOutput(c.shape, Array.isArray(fork.input.forkedTasks) ? (fork.input.forkedTasks as unknown[]) : [], outputs);
+          if (c.reasonForIncompletion !== undefined) fork.reasonForIncompletion = c.reasonForIncompletion;
+          fork.endedAt = this.now;
+          fork.seen = false;
+          break;
+        }
         case "setVariables":
           this.workflow.variables = c.variables;
           break;
@@ -282,6 +300,11 @@ export class Harness {
   /** Commands of the last evaluation of a kind. */
   last<K extends Command["kind"]>(kind: K): Extract<Command, { kind: K }>[] {
     return (this.history[this.history.length - 1] ?? []).filter((c): c is Extract<Command, { kind: K }> => c.kind === kind);
+  }
+
+  /** The last evaluation asked for another (`requestEvaluation`: a loop paused, a fork ended through the shell). */
+  get needsEvaluation(): boolean {
+    return this.last("requestEvaluation").length > 0;
   }
 
   /** Refs scheduled (inserted non-terminal) by the last evaluation. */

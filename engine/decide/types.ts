@@ -129,6 +129,15 @@ export interface EvaluationState {
    * Every non-terminal task (`TaskExecutions_frontier_idx`), plus every
    * terminal task with `seen: false` (`TaskExecutions_unprocessed_idx`):
    * the rows this evaluation must react to.
+   *
+   * A running (IN_PROGRESS) FORK_JOIN_DYNAMIC row may be given with `input:
+   * {}`, here and in `loaded`: its input holds one entry per instance
+   * (`forkedTasks`; in the Conductor form also the task list and inputs), and
+   * decide reads only its `output` counters — nothing can read a running
+   * fork's input (expressions name upstream refs only), and the aggregate is
+   * built by the shell (`aggregateForkOutput`). The testkit's store loads it
+   * that way, so every simulation checks decide does without it. Once the
+   * fork has ended, load it whole: successors may read `${fork.input…}`.
    */
   frontier: readonly TaskSnapshot[];
   /**
@@ -256,8 +265,9 @@ export interface CancelTaskCommand {
 
 /**
  * Rewrite a non-terminal decider row's bookkeeping (a DO_WHILE's iteration and
- * per-iteration outputs, a dynamic fork's collected outputs). Full replacement,
- * so applying it twice is harmless. Compare-and-set on `from`.
+ * per-iteration outputs, a dynamic fork's instance counters — see
+ * {@link AggregateForkOutputCommand}). Full replacement, so applying it twice
+ * is harmless. Compare-and-set on `from`.
  */
 export interface UpdateTaskCommand {
   kind: "updateTask";
@@ -266,6 +276,116 @@ export interface UpdateTaskCommand {
   taskId?: string;
   from: TaskStatus;
   output: Record<string, unknown>;
+}
+
+/**
+ * The shape of a dynamic fork's aggregated output (Conductor's JOIN output for the fork):
+ * - `results` (items form): `{ results: [o0, o1, …] }` in instance order, `oK` the
+ *   output of instance K's successful attempt, `null` for an instance without one;
+ * - `byTaskReferenceName` (Conductor form, `dynamicForkTasksParam`): `{ <label>: oK, … }`,
+ *   `label` = the fork row's `input.forkedTasks[K]`, only instances with a successful attempt.
+ */
+export type ForkOutputShape = "results" | "byTaskReferenceName";
+
+/**
+ * End a FORK_JOIN_DYNAMIC row with its aggregated output, built by the shell
+ * from the instance rows — decide never holds every instance (invariant 6),
+ * and the fork row never accumulates instance outputs while it runs.
+ *
+ * **Why the fork's row holds only counters while it runs.** Gathering each
+ * instance's output into the fork row as it finished made every evaluation
+ * O(N) (walk N instances, copy and rewrite an N-entry output: O(N²) CPU and
+ * JSONB bytes per fork). Instead the running fork's output is
+ * `{ total: N, completed: c }` and an evaluation reacting to k instances
+ * writes `completed: c + k` (one `updateTask` of a few bytes): O(k).
+ *
+ * **Why the counter is exact (idempotent, crash-safe).** `completed` counts
+ * the fork's instance rows that reached COMPLETED / COMPLETED_WITH_ERRORS /
+ * SKIPPED *and were marked seen while the fork ran*: decide adds exactly the
+ * successful instance rows that arrive unseen in this evaluation, and the same
+ * evaluation's `markSeen` stamps `deciderSeenAt` on them, in the same
+ * transaction as the `updateTask` that writes the new count (invariant 2).
+ * Both commit or neither does, so after every commit `completed` = |seen
+ * successful instances|: a crash or rollback leaves the rows unseen and the
+ * count unchanged, and the next evaluation counts them then; deciding again on
+ * the committed state finds them seen and counts nothing (the update is
+ * absolute, not an increment, so even re-applying one batch is harmless). A
+ * successful attempt is never retried, so an instance counts at most once.
+ * (Anything that ever moves a fork row back to IN_PROGRESS — a future
+ * workflow retry/rerun — must recompute `completed` with the count below.)
+ *
+ * **When.** decide emits this once `completed` reaches `total` (status
+ * COMPLETED), or when an instance fails for good under an optional fork
+ * (COMPLETED_WITH_ERRORS, after the `cancelTask`s of the siblings still
+ * running). It comes with a `requestEvaluation`: the row is written terminal
+ * but **unseen** (`deciderSeenAt` NULL), so the next evaluation reacts to the
+ * fork ending exactly as to a worker's completion — loading the fork row, now
+ * holding the aggregated output, so successors' `${fork.output…}` read it.
+ * The fork's successors therefore start one evaluation after the last
+ * instance's completion, never in the same one. A workflow-ending command in
+ * the same evaluation drops it (the fork is canceled instead).
+ *
+ * **SQL contract** (Postgres evaluator). `$ref`, `$iteration`, `$attempt` from
+ * `key` (the fork row, addressed by identity: `taskId` is absent when the row
+ * was inserted earlier in the same batch). Each instance is probed on
+ * TaskExecutions_identity_idx, so the statement is O(total · log n), once per
+ * fork; at most one attempt of an instance can be successful (only failures
+ * are retried), so the join yields one row per instance:
+ *
+ * ```sql
+ * WITH fork AS (
+ *   SELECT "id", "input" FROM "TaskExecutions"
+ *   WHERE "workflowId" = $wf AND "refName" = $ref AND "iteration" = $iteration AND "attempt" = $attempt
+ *     AND "status" = $from                          -- compare-and-set
+ * ), inst AS (
+ *   SELECT g.k, t."output"
+ *   FROM generate_series(0, $total - 1) AS g(k)
+ *   LEFT JOIN "TaskExecutions" AS t
+ *     ON t."workflowId" = $wf AND t."refName" = $ref || '#' || g.k AND t."iteration" = $iteration
+ *    AND t."status" IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'SKIPPED')
+ * ), agg AS (
+ *   SELECT count(inst."output") AS done,
+ *          jsonb_build_object('results', coalesce(jsonb_agg(inst."output" ORDER BY inst.k), '[]'::jsonb)) AS results,
+ *          coalesce(jsonb_object_agg(coalesce(fork."input" -> 'forkedTasks' ->> inst.k, inst.k::text), inst."output")
+ *                     FILTER (WHERE inst."output" IS NOT NULL), '{}'::jsonb) AS by_label
+ *   FROM inst CROSS JOIN fork
+ *   GROUP BY fork."id"
+ * )
+ * UPDATE "TaskExecutions" AS f
+ * SET "status" = $status,
+ *     "output" = CASE $shape WHEN 'results' THEN agg.results ELSE agg.by_label END,
+ *     "reasonForIncompletion" = coalesce($reason, f."reasonForIncompletion"),
+ *     "endedAt" = $now, "updatedAt" = $now,
+ *     "deciderSeenAt" = NULL                         -- the next evaluation reacts to it
+ * FROM fork, agg
+ * WHERE f."workflowId" = $wf AND f."id" = fork."id"
+ *   AND ($status <> 'COMPLETED' OR agg.done = $total)
+ * RETURNING f."id";
+ * ```
+ *
+ * No row returned: roll the evaluation back and re-enqueue it, like any
+ * compare-and-set — including when `COMPLETED` finds fewer than `total`
+ * successful instances (the counter can then only be wrong, and completing
+ * would drop outputs). `inst.output` is the instance rows' stored output, so
+ * invariant 9 already holds for it; when an instance has an `outputRef` or the
+ * aggregate exceeds 256 KB (invariant 8), run the SELECT part, resolve and
+ * offload through the blob store, and UPDATE with the same WHERE — same
+ * result, same compare-and-set. The in-memory shells (testkit TaskStore, the
+ * decider's test harness) apply it with `aggregateForkOutput()` from
+ * `engine/decide/fork-output.ts`, which is the reference for this result.
+ */
+export interface AggregateForkOutputCommand {
+  kind: "aggregateForkOutput";
+  /** The FORK_JOIN_DYNAMIC row; its instances are `forkInstanceRef(key.ref, 0 … total − 1)` at `key.iteration`. */
+  key: TaskKey;
+  taskId?: string;
+  from: TaskStatus;
+  status: "COMPLETED" | "COMPLETED_WITH_ERRORS";
+  shape: ForkOutputShape;
+  /** Number of instances (the fork row's `output.total`). */
+  total: number;
+  /** For COMPLETED_WITH_ERRORS: why (the instance that failed for good). */
+  reasonForIncompletion?: string;
 }
 
 /** Replace the workflow's variables with this map (SET_VARIABLE merges into the previous map before emitting). */
@@ -409,6 +529,7 @@ export type Command =
   | SkipTaskCommand
   | CancelTaskCommand
   | UpdateTaskCommand
+  | AggregateForkOutputCommand
   | SetVariablesCommand
   | ArmTimerCommand
   | CancelTimerCommand

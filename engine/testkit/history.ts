@@ -206,6 +206,8 @@ export function describeCommand(c: Command | undefined): string {
       return `${c.kind} ${formatTaskKey(c.key)}`;
     case "armTimer":
       return `armTimer ${c.timer}${c.key === undefined ? "" : ` ${formatTaskKey(c.key)}`} at ${c.fireAt}`;
+    case "aggregateForkOutput":
+      return `aggregateForkOutput ${formatTaskKey(c.key)} ${c.status} (${c.total} instances)`;
     case "markSeen":
       return `markSeen ${c.taskIds.length} task(s)`;
     case "pruneIterations":

@@ -148,11 +148,17 @@ describe("simulate: control flow", () => {
   });
 
   it("fans out a dynamic fork over items", async () => {
-    const wf = def([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "square", items: "${workflow.input.xs}" }), simple("after", { name: "task" })], [edge("fan", "after")]);
-    const r = await simulate(wf, { xs: [1, 2, 3, 4] }, { square: ({ input }) => ({ y: (input as { x?: number }).x }), task: () => ({}) }, { seed: 7 });
+    const wf = def([node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "square", items: "${workflow.input.xs}" }), simple("after", { name: "task", input: { ys: "${fan.output.results[*].y}" } })], [edge("fan", "after")]);
+    const r = await simulate(wf, { xs: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }] }, { square: ({ input }) => ({ y: (input as { x: number }).x ** 2 }), task: ({ input }) => input }, { seed: 7, checkIdempotence: true, checkLoading: true });
     expect(r.error).toBeUndefined();
     expect(r.status).toBe("COMPLETED");
     expect(r.tasks.filter((t) => t.ref.startsWith("fan#")).length).toBe(4);
+    // The fork row ends with Conductor's JOIN output, built from the instance rows when the last one finished.
+    expect(r.tasks.find((t) => t.ref === "fan")).toMatchObject({ status: "COMPLETED", output: { results: [{ y: 1 }, { y: 4 }, { y: 9 }, { y: 16 }] } });
+    expect(r.tasks.find((t) => t.ref === "after")?.input).toEqual({ ys: [1, 4, 9, 16] });
+    expect(r.output).toEqual({ ys: [1, 4, 9, 16] });
+    const aggregated = r.history.events.filter((e) => e.type === "evaluated" && e.commands.some((c) => c.kind === "aggregateForkOutput"));
+    expect(aggregated).toHaveLength(1);
   });
 
   it("ends the workflow at TERMINATE, canceling what still runs", async () => {

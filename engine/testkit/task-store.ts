@@ -8,16 +8,21 @@
  *   a key whose insert was absorbed are skipped;
  * - updates with `from` are compare-and-set; one that matches no row rolls the
  *   whole evaluation back (every change of the batch is undone);
+ * - `aggregateForkOutput` builds a fork's output from its instance rows, one
+ *   identity lookup per instance as the SQL probes the identity index, and
+ *   writes the fork terminal and unseen (see the command's SQL contract);
  * - the evaluation state is loaded the way the evaluator loads it (invariant 6):
  *   the frontier (non-terminal rows plus terminal rows not yet seen) and, for
- *   each ref `refsToLoad` names, that ref's latest row — nothing else.
+ *   each ref `refsToLoad` names, that ref's latest row — nothing else; a
+ *   running dynamic fork's row comes without its O(instances) input (see
+ *   `EvaluationState.frontier`).
  *
  * The simulator drives it with worker results and timer firings; replay
  * drives it with the events of a recorded history. Both therefore rebuild the
  * same states from the same events. Task ids are `<workflowId>:t<n>` in
  * insertion order, so a replay assigns the ids the recording saw.
  */
-import { refsToLoad } from "../compile";
+import { forkInstanceRef, refsToLoad } from "../compile";
 import type { Blueprint } from "../compile";
 import type {
   Command,
@@ -34,6 +39,7 @@ import type {
   WorkflowSnapshot,
   AlertCommand,
 } from "../decide/types";
+import { aggregateForkOutput, isForkInstanceDone } from "../decide/fork-output";
 import { isTerminalTaskStatus } from "../statuses";
 import type { TaskStatus, WorkflowStatus } from "../statuses";
 import type { HistoryWorkflow, TaskUpdatedEvent } from "./history";
@@ -369,6 +375,23 @@ export class TaskStore {
           this.put({ ...row, output: copy(c.output) });
           break;
         }
+        case "aggregateForkOutput": {
+          const fork = casRow(c.taskId, c.key, c.from);
+          if (typeof fork === "string") return fail(i, `aggregateForkOutput: ${fork}`);
+          const outputs: (Record<string, unknown> | undefined)[] = [];
+          let done = 0;
+          for (let k = 0; k < c.total; k++) {
+            const instance = this.doneAttempt(forkInstanceRef(c.key.ref, k), c.key.iteration);
+            if (instance !== undefined) done++;
+            outputs.push(instance?.output);
+          }
+          if (c.status === "COMPLETED" && done !== c.total) return fail(i, `aggregateForkOutput: ${done} of ${c.total} instances of ${formatTaskKey(c.key)} are done`);
+          const labels = Array.isArray(fork.input.forkedTasks) ? (fork.input.forkedTasks as unknown[]) : [];
+          const next: StoredTask = { ...fork, status: c.status, output: copy(aggregateForkOutput(c.shape, labels, outputs)), endedAt: now, seen: false, queued: false };
+          if (c.reasonForIncompletion !== undefined) next.reasonForIncompletion = c.reasonForIncompletion;
+          this.put(next);
+          break;
+        }
         case "setVariables":
           this.setWorkflow({ variables: copy(c.variables) });
           break;
@@ -506,6 +529,15 @@ export class TaskStore {
     return fired;
   }
 
+  /** The attempt of `ref` at `iteration` that ended successfully (at most one can: only failures are retried). */
+  private doneAttempt(ref: string, iteration: number): StoredTask | undefined {
+    for (const id of this.byRef.get(ref) ?? []) {
+      const row = this.rows.get(id)!;
+      if (row.iteration === iteration && isForkInstanceDone(row.status)) return row;
+    }
+    return undefined;
+  }
+
   // -------------------------------------------------------------------------
   // Row bookkeeping, journaled while a batch is open
 
@@ -607,7 +639,11 @@ export class TaskStore {
   }
 }
 
-/** A row as decide sees it: the TaskSnapshot fields only, deep-copied. */
+/**
+ * A row as decide sees it: the TaskSnapshot fields only, deep-copied. A
+ * running dynamic fork's input (one entry per instance) is left out, as the
+ * evaluator leaves it out: decide must not need it (EvaluationState.frontier).
+ */
 function snapshot(r: StoredTask): TaskSnapshot {
   const s: TaskSnapshot = {
     taskId: r.taskId,
@@ -616,7 +652,7 @@ function snapshot(r: StoredTask): TaskSnapshot {
     attempt: r.attempt,
     status: r.status,
     taskType: r.taskType,
-    input: r.input,
+    input: r.taskType === "FORK_JOIN_DYNAMIC" && r.status === "IN_PROGRESS" ? {} : r.input,
     output: r.output,
     scheduledAt: r.scheduledAt,
     seen: r.seen,
