@@ -289,6 +289,23 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(h.task("fan").status).toBe("CANCELED");
   });
 
+  it("a body task failing for good while a fork in the same loop iteration runs: the loop, the fork and every running instance are canceled", () => {
+    const h = harness(
+      workflow([
+        node("DO_WHILE", "loop", { loopCondition: '$["loop"].iteration < $.times', input: { times: 2 } }),
+        node("FORK_JOIN_DYNAMIC", "fan", { parent: "loop", forkTaskName: "t", items: [10, 20, 30] }),
+        simple("x", { parent: "loop", policy: { retryCount: 0 } }),
+      ]),
+    );
+    h.evaluate();
+    h.complete("fan#1", {}, 1);
+    h.fail("x", "no", "FAILED_WITH_TERMINAL_ERROR", 1);
+    const d = h.evaluate();
+    expect(d.commands.filter((c) => c.kind === "cancelTask").map((c) => `${c.key.ref}@${c.key.iteration}`).sort()).toEqual(["fan#0@1", "fan#2@1", "fan@1", "loop@0"]);
+    expect(d.commands.at(-1)).toMatchObject({ kind: "failWorkflow", failedTaskRef: "x" });
+    expect(h.rows.filter((r) => r.status === "IN_PROGRESS" || r.status === "SCHEDULED")).toEqual([]);
+  });
+
   it("a fork in a loop counts and aggregates per iteration; the loop sees each iteration's aggregated output", () => {
     const h = harness(
       workflow([node("DO_WHILE", "loop", { loopCondition: '$["loop"].iteration < $.times', input: { times: 2 } }), node("FORK_JOIN_DYNAMIC", "fan", { parent: "loop", forkTaskName: "t", items: [10, 20] })]),

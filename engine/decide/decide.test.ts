@@ -353,15 +353,22 @@ describe("external tasks", () => {
     expect(h.task("after").input).toEqual({ r: 9 });
   });
 
-  it("a failed SUB_WORKFLOW is retried as a new attempt with a new child", () => {
+  it("a failed SUB_WORKFLOW is retried as a new attempt with a new child, after its retry delay", () => {
     const h = harness(workflow([node("SUB_WORKFLOW", "sub", { subWorkflowParam: { name: "child" }, policy: { retryCount: 1 } })]));
     h.evaluate();
     h.fail("sub");
     h.evaluate();
+    // The default retryDelaySeconds (60): the new attempt waits SCHEDULED, its `retry` timer wakes the decider.
+    expect(h.started.map((s) => [s.key.attempt, s.name])).toEqual([[0, "child"]]);
+    expect(h.task("sub")).toMatchObject({ attempt: 1, status: "SCHEDULED" });
+    expect(h.last("armTimer")).toEqual([{ kind: "armTimer", timer: "retry", key: { ref: "sub", iteration: 0, attempt: 1 }, fireAt: h.now + 60_000 }]);
+    h.now += 60_000;
+    h.evaluate([{ kind: "retry", key: { ref: "sub", iteration: 0, attempt: 1 }, fireAt: h.now }]);
     expect(h.started.map((s) => [s.key.attempt, s.name])).toEqual([
       [0, "child"],
       [1, "child"],
     ]);
+    expect(h.task("sub")).toMatchObject({ attempt: 1, status: "IN_PROGRESS", startedAt: h.now });
   });
 
   it("START_WORKFLOW asks the shell to start a workflow and is completed by it", () => {

@@ -22,7 +22,14 @@
  *   again, and the workflow completes — no global view needed.
  * - **Retries** are new attempts scheduled at once with `runAt` = now + delay
  *   (the queue's visibleAt), so the frontier always shows a pending retry and
- *   no timer is needed for it.
+ *   no timer is needed for it. A task nothing polls (external: SUB_WORKFLOW,
+ *   WAIT, HUMAN, START_WORKFLOW) with a start or retry delay is scheduled
+ *   SCHEDULED with a `startDelay`/`retry` timer at `runAt`; the evaluation it
+ *   wakes starts it (`startTask` plus the start's side effects).
+ * - **totalTimeoutSeconds** runs from the first attempt's `scheduledAt`,
+ *   carried forward on every retry (`firstScheduledAt`): no retry is scheduled
+ *   that could not start before it, and a queued attempt past it is timed out
+ *   per timeoutPolicy (a `taskTimeout` timer wakes the decider then).
  * - **Deadlines** are re-derived from rows and the policy against `now`;
  *   timers only wake the decider (a stale one is harmless).
  */
@@ -104,6 +111,8 @@ interface Row {
   output: Record<string, unknown>;
   reasonForIncompletion: string | undefined;
   scheduledAt: number;
+  /** The first attempt's scheduledAt when this is a retry that carried it (see TaskSnapshot.firstScheduledAt). */
+  firstScheduledAt: number | undefined;
   startedAt: number | undefined;
   endedAt: number | undefined;
   seen: boolean;
@@ -124,6 +133,11 @@ const EXTERNAL_TYPES: ReadonlySet<string> = new Set(["WAIT", "HUMAN", "SUB_WORKF
 const DECIDER_TYPES: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC"]);
 /** Instance types a Conductor-form dynamic fork may run. */
 const FORK_INSTANCE_TYPES: ReadonlySet<string> = new Set(["SIMPLE", "HTTP", "INLINE", "JSON_JQ_TRANSFORM", "SUB_WORKFLOW"]);
+
+/** A new row's status: queued tasks wait SCHEDULED on their queue; external ones too while delayed; the rest start at once. */
+function initialStatus(executor: TaskExecutor, delaySeconds: number): "SCHEDULED" | "IN_PROGRESS" {
+  return executor === "worker" || executor === "system" || (executor === "external" && delaySeconds > 0) ? "SCHEDULED" : "IN_PROGRESS";
+}
 
 /** Who runs a task of this type (see `TaskExecutor`). */
 export function executorOf(taskType: string): TaskExecutor {
@@ -202,6 +216,10 @@ class Evaluation {
   private readonly createdCommands = new Map<string, ScheduleTaskCommand>();
   /** Created rows that also ended in this evaluation: their scheduleTask (and its side effects) give way to one terminal insert. */
   private readonly retired = new Set<string>();
+  /** Rows this evaluation timed out for exceeding totalTimeoutSeconds (their failTask is already emitted). */
+  private readonly totalTimedOut = new Set<Row>();
+  /** Delayed external rows this evaluation started (`startTask`), by key text. */
+  private readonly startedNow = new Set<string>();
   private variables: Json;
   private ending: WorkflowEndCommand | undefined;
   private lastFinished: Row | undefined;
@@ -267,6 +285,7 @@ class Evaluation {
       output: asObject(s.output),
       reasonForIncompletion: s.reasonForIncompletion,
       scheduledAt: s.scheduledAt,
+      firstScheduledAt: s.firstScheduledAt,
       startedAt: s.startedAt,
       endedAt: s.endedAt,
       seen: s.seen,
@@ -319,6 +338,7 @@ class Evaluation {
       output: {},
       reasonForIncompletion: undefined,
       scheduledAt: this.now,
+      firstScheduledAt: undefined,
       startedAt: fields.status === "SCHEDULED" ? undefined : this.now,
       endedAt: terminal ? this.now : undefined,
       seen: terminal,
@@ -431,6 +451,11 @@ class Evaluation {
       const node = this.nodeOfRow(row);
       if (node === undefined) continue;
       const executor = executorOf(row.taskType);
+      if (executor === "external" && row.status === "SCHEDULED") {
+        // A delayed start or retry of a task nothing polls: start it once its time has come.
+        if (row.scheduledAt + attemptDelaySeconds(node.policy, row.attempt) * 1000 <= this.now) this.startDeferred(row, node);
+        continue;
+      }
       if (row.taskType === "WAIT") {
         const fireAt = row.input[WAIT_UNTIL_KEY];
         if (typeof fireAt === "number" && fireAt <= this.now) {
@@ -446,6 +471,20 @@ class Evaluation {
       if (row.status === "SCHEDULED" && pollTimeout > 0 && runAt + pollTimeout * 1000 <= this.now) {
         this.failExisting(row, "TIMED_OUT", `Not polled within pollTimeoutSeconds (${pollTimeout}s)`);
         this.afterTerminal(row, "poll");
+        continue;
+      }
+      const total = this.totalDeadline(row, node);
+      if (total !== undefined && total <= this.now) {
+        const reason = `Exceeded totalTimeoutSeconds (${policy.totalTimeoutSeconds}s) across all attempts (timeoutPolicy ${policy.timeoutPolicy})`;
+        if (policy.timeoutPolicy === "ALERT_ONLY") {
+          if (this.state.firedTimers?.some((t) => t.kind === "taskTimeout" && (t.taskId === row.taskId || (t.key !== undefined && sameKey(t.key, keyOf(row))))) === true) {
+            this.commands.push({ kind: "alert", alert: "taskTimeout", key: keyOf(row), ...(row.taskId === undefined ? {} : { taskId: row.taskId }), message: `Task ${row.ref} ${reason}` });
+          }
+          continue;
+        }
+        this.failExisting(row, "TIMED_OUT", reason);
+        this.totalTimedOut.add(row);
+        this.afterTerminal(row, "run");
         continue;
       }
       const timeout = row.timeoutSeconds ?? policy.timeoutSeconds;
@@ -538,8 +577,20 @@ class Evaluation {
     }
     const retryable = row.status === "FAILED" || row.status === "TIMED_OUT";
     if (retryable && row.attempt < node.policy.retryCount) {
-      this.retry(row, node);
-      return;
+      if (!this.retryExceedsTotal(row, node)) {
+        this.retry(row, node);
+        return;
+      }
+      // totalTimeoutSeconds is spent: the failure is final, as TIMED_OUT (per timeoutPolicy).
+      if (!this.totalTimedOut.has(row)) {
+        this.failExisting(row, "TIMED_OUT", `Exceeded totalTimeoutSeconds (${node.policy.totalTimeoutSeconds}s) across all attempts; no retry after attempt ${row.attempt}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`);
+        this.totalTimedOut.add(row);
+      }
+      if (node.policy.timeoutPolicy === "TIME_OUT_WF") {
+        const reason = `Task ${row.ref} exceeded totalTimeoutSeconds (${node.policy.totalTimeoutSeconds}s) (timeoutPolicy TIME_OUT_WF)`;
+        this.end({ kind: "timeOutWorkflow", reason, timedOutTaskRef: row.ref, output: {}, ...this.failureWorkflow(reason, "TIMED_OUT", row.taskId) });
+        return;
+      }
     }
     if (instance !== undefined) {
       this.forkInstanceFailed(instance.forkRef, row);
@@ -558,8 +609,21 @@ class Evaluation {
   private mayHaveTimers(node: BlueprintNode, row: Row): boolean {
     if (row.taskType === "WAIT") return true;
     const executor = executorOf(row.taskType);
+    if (executor === "external") return attemptDelaySeconds(node.policy, row.attempt) > 0;
     if (executor !== "worker" && executor !== "system") return false;
-    return (row.pollTimeoutSeconds ?? node.policy.pollTimeoutSeconds) > 0 || (row.timeoutSeconds ?? node.policy.timeoutSeconds) > 0;
+    return (row.pollTimeoutSeconds ?? node.policy.pollTimeoutSeconds) > 0 || (row.timeoutSeconds ?? node.policy.timeoutSeconds) > 0 || node.policy.totalTimeoutSeconds > 0;
+  }
+
+  /** Epoch ms the task's totalTimeoutSeconds ends (from its first attempt's scheduledAt), or undefined when it has none. */
+  private totalDeadline(row: Row, node: BlueprintNode): number | undefined {
+    const total = node.policy.totalTimeoutSeconds;
+    return total > 0 ? (row.firstScheduledAt ?? row.scheduledAt) + total * 1000 : undefined;
+  }
+
+  /** True when the retry after `row` could not start before the task's totalTimeoutSeconds ends. */
+  private retryExceedsTotal(row: Row, node: BlueprintNode): boolean {
+    const deadline = this.totalDeadline(row, node);
+    return deadline !== undefined && this.now + retryDelaySeconds(node.policy, row.attempt) * 1000 >= deadline;
   }
 
   /** A node is resolved at `iteration`: its successors may be ready, and its loop's iteration may be over. */
@@ -572,21 +636,20 @@ class Evaluation {
   private retry(row: Row, node: BlueprintNode): void {
     const delay = retryDelaySeconds(node.policy, row.attempt);
     const executor = executorOf(row.taskType);
-    const queued = executor === "worker" || executor === "system";
     const next = this.newRow({
       ref: row.ref,
       iteration: row.iteration,
       attempt: row.attempt + 1,
-      status: queued ? "SCHEDULED" : "IN_PROGRESS",
+      status: initialStatus(executor, delay),
       taskType: row.taskType,
       taskDefName: row.taskDefName,
       input: row.input,
       parentRef: row.parentRef,
       forkIndex: row.forkIndex,
+      firstScheduledAt: row.firstScheduledAt ?? row.scheduledAt,
     });
-    // Rows nothing polls have no queue to delay them on: they restart at once.
-    const runAt = queued ? this.now + delay * 1000 : this.now;
-    this.emitSchedule(next, node, executor, runAt, undefined, `retry of attempt ${row.attempt}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`);
+    // A delayed task nothing polls waits SCHEDULED for its `retry` timer (emitSchedule arms it).
+    this.emitSchedule(next, node, executor, this.now + delay * 1000, undefined, `retry of attempt ${row.attempt}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`);
   }
 
   // ---------------------------------------------------------------------------
@@ -708,9 +771,37 @@ class Evaluation {
     this.emitSchedule(row, node, executorOf(taskType), this.now + node.policy.startDelay * 1000, this.cacheKey(node));
   }
 
+  /** A task nothing polls: started at once, or — with a startDelay — SCHEDULED until its `startDelay` timer wakes the decider. */
   private external(node: BlueprintNode, iteration: number, input: Json): void {
-    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "IN_PROGRESS", taskType: node.type, taskDefName: node.taskDefName, input, parentRef: node.parent ?? undefined });
-    this.emitSchedule(row, node, executorOf(node.type), this.now);
+    const delay = node.policy.startDelay;
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: initialStatus("external", delay), taskType: node.type, taskDefName: node.taskDefName, input, parentRef: node.parent ?? undefined });
+    this.emitSchedule(row, node, "external", this.now + delay * 1000);
+  }
+
+  /**
+   * Starts a delayed external row whose time has come: `startTask` (SCHEDULED →
+   * IN_PROGRESS), then what starting it takes (child workflow, WAIT timer). A
+   * WAIT's duration runs from now; one already due completes at once.
+   */
+  private startDeferred(row: Row, node: BlueprintNode): void {
+    if (row.taskId === undefined) return;
+    const input = copy(row.input);
+    if (row.taskType === "WAIT" && hasOwn(input, "duration")) {
+      const seconds = waitDurationSeconds(input.duration);
+      if (seconds !== null) put(input, WAIT_UNTIL_KEY, this.now + seconds * 1000);
+    }
+    this.commands.push({ kind: "startTask", key: keyOf(row), taskId: row.taskId, from: "SCHEDULED", input });
+    this.startedNow.add(keyText(keyOf(row)));
+    row.status = "IN_PROGRESS";
+    row.startedAt = this.now;
+    row.input = input;
+    const fireAt = input[WAIT_UNTIL_KEY];
+    if (row.taskType === "WAIT" && typeof fireAt === "number" && fireAt <= this.now) {
+      this.completeExisting(row, "COMPLETED", row.output);
+      this.afterTerminal(row);
+      return;
+    }
+    this.emitStartEffects(row, node);
   }
 
   private cacheKey(node: BlueprintNode): string | undefined {
@@ -741,11 +832,25 @@ class Evaluation {
     if (row.parentRef !== undefined) command.parentRef = row.parentRef;
     if (row.forkIndex !== undefined) command.forkIndex = row.forkIndex;
     if (reason !== undefined) command.reason = reason;
+    if (row.firstScheduledAt !== undefined) command.firstScheduledAt = row.firstScheduledAt;
     this.commands.push(command);
     this.createdCommands.set(keyText(command.key), command);
     if (queued && node.policy.pollTimeoutSeconds > 0) {
       this.commands.push({ kind: "armTimer", timer: "scheduleToStart", key: keyOf(row), fireAt: runAt + node.policy.pollTimeoutSeconds * 1000 });
     }
+    if (queued && node.policy.totalTimeoutSeconds > 0) {
+      this.commands.push({ kind: "armTimer", timer: "taskTimeout", key: keyOf(row), fireAt: (row.firstScheduledAt ?? row.scheduledAt) + node.policy.totalTimeoutSeconds * 1000 });
+    }
+    if (executor === "external" && row.status === "SCHEDULED") {
+      // Delayed: nothing starts until the timer wakes the decider (startDeferred).
+      this.commands.push({ kind: "armTimer", timer: row.attempt === 0 ? "startDelay" : "retry", key: keyOf(row), fireAt: runAt });
+      return;
+    }
+    this.emitStartEffects(row, node);
+  }
+
+  /** What starting a row takes besides the row: the WAIT timer, the child workflow, the started workflow. */
+  private emitStartEffects(row: Row, node: BlueprintNode): void {
     if (row.taskType === "WAIT") {
       const fireAt = row.input[WAIT_UNTIL_KEY];
       if (typeof fireAt === "number") this.commands.push({ kind: "armTimer", timer: "wait", key: keyOf(row), fireAt });
@@ -1057,12 +1162,7 @@ class Evaluation {
 
   /** A loop or fork row failing from decide's own evaluation (never retried); its children in flight are canceled. */
   private failContainer(row: Row, node: BlueprintNode, reason: string): void {
-    for (const child of this.tracked) {
-      if (child.parentRef !== row.ref || isTerminalTaskStatus(child.status)) continue;
-      if (child.taskId !== undefined) this.commands.push({ kind: "cancelTask", key: keyOf(child), taskId: child.taskId, from: child.status, reason: `${row.ref} failed` });
-      else this.retired.add(keyText(keyOf(child)));
-      child.status = "CANCELED";
-    }
+    this.cancelChildren(row, `${row.ref} failed`);
     const forkTotal = row.taskType === "FORK_JOIN_DYNAMIC" ? this.forkTotal(row) : undefined;
     if (node.optional && forkTotal !== undefined) {
       this.aggregateFork(row, node, "COMPLETED_WITH_ERRORS", forkTotal, reason);
@@ -1147,7 +1247,6 @@ class Evaluation {
     this.emitSchedule(forkRow, node, "decider", this.now);
     instances.forEach((instance, k) => {
       const executor = executorOf(instance.taskType);
-      const queued = executor === "worker" || executor === "system";
       const instanceInput: Json = copy(instance.input);
       if (instance.sub !== undefined) {
         put(instanceInput, "subWorkflowName", instance.sub.name);
@@ -1157,14 +1256,14 @@ class Evaluation {
         ref: forkInstanceRef(node.ref, k),
         iteration,
         attempt: 0,
-        status: queued ? "SCHEDULED" : "IN_PROGRESS",
+        status: initialStatus(executor, node.policy.startDelay),
         taskType: instance.taskType,
         taskDefName: instance.name,
         input: instanceInput,
         parentRef: node.ref,
         forkIndex: k,
       });
-      this.emitSchedule(row, node, executor, queued ? this.now + node.policy.startDelay * 1000 : this.now);
+      this.emitSchedule(row, node, executor, this.now + node.policy.startDelay * 1000);
     });
   }
 
@@ -1250,6 +1349,32 @@ class Evaluation {
     this.failContainer(fork, node, `instance ${instance.ref} ${instance.status}${instance.reasonForIncompletion === undefined ? "" : `: ${instance.reasonForIncompletion}`}`);
   }
 
+  /**
+   * Cancels a container's children in flight, and theirs: a DO_WHILE's body
+   * rows (any running dynamic fork among them with its instances, which are in
+   * the frontier while they run: parentRef = the fork, same iteration).
+   */
+  private cancelChildren(container: Row, reason: string): void {
+    const isFork = container.taskType === "FORK_JOIN_DYNAMIC";
+    for (const child of this.tracked) {
+      if (child.parentRef !== container.ref || isTerminalTaskStatus(child.status)) continue;
+      if (isFork && child.iteration !== container.iteration) continue;
+      if (child.taskId !== undefined) this.commands.push({ kind: "cancelTask", key: keyOf(child), taskId: child.taskId, from: child.status, reason });
+      else this.retired.add(keyText(keyOf(child)));
+      child.status = "CANCELED";
+      if (child.taskType === "FORK_JOIN_DYNAMIC" || child.taskType === "DO_WHILE") {
+        this.dirtyForks.delete(child);
+        if (this.aggregatingForks.delete(child)) {
+          // Its aggregateForkOutput is moot now that it is canceled (and would break the cancel's compare-and-set).
+          const kept = this.commands.filter((c) => !(c.kind === "aggregateForkOutput" && sameKey(c.key, keyOf(child))));
+          this.commands.length = 0;
+          this.commands.push(...kept);
+        }
+        this.cancelChildren(child, reason);
+      }
+    }
+  }
+
   /** One small counter write per fork per evaluation, however many of its instances finished in it. */
   private flushForks(): void {
     if (this.ending !== undefined) return;
@@ -1323,11 +1448,22 @@ class Evaluation {
   private finishEnding(): void {
     const dropped = new Set(this.tracked.filter((r) => r.created && !isTerminalTaskStatus(r.status)).map((r) => keyText(keyOf(r))));
     const isDropped = (key: TaskKey): boolean => dropped.has(keyText(key));
+    // A delayed row started in this evaluation and still in flight is canceled as it was (SCHEDULED), never started.
+    const unstarted = new Set<string>();
+    for (const r of this.tracked) {
+      const k = keyText(keyOf(r));
+      if (!this.startedNow.has(k) || isTerminalTaskStatus(r.status)) continue;
+      unstarted.add(k);
+      r.status = "SCHEDULED";
+    }
     const kept = this.commands.filter((c) => {
       switch (c.kind) {
+        case "startTask":
+          return !unstarted.has(keyText(c.key));
         case "scheduleTask":
         case "startSubWorkflow":
         case "startWorkflow":
+          return !isDropped(c.key) && !unstarted.has(keyText(c.key));
         case "updateTask":
           return !isDropped(c.key);
         // A fork the shell was to end is canceled below instead.

@@ -138,7 +138,7 @@ export class Harness {
     for (const c of commands) {
       switch (c.kind) {
         case "scheduleTask":
-          this.insert(c.key, { status: c.status, taskType: c.taskType, taskDefName: c.taskDefName, input: c.input, output: c.output, runAt: c.runAt, executor: c.executor, parentRef: c.parentRef, forkIndex: c.forkIndex, seen: false });
+          this.insert(c.key, { status: c.status, taskType: c.taskType, taskDefName: c.taskDefName, input: c.input, output: c.output, runAt: c.runAt, executor: c.executor, parentRef: c.parentRef, forkIndex: c.forkIndex, firstScheduledAt: c.firstScheduledAt, seen: false });
           break;
         case "completeTask":
         case "failTask": {
@@ -162,6 +162,13 @@ export class Harness {
           row.status = "CANCELED";
           row.endedAt = this.now;
           row.seen = true;
+          break;
+        }
+        case "startTask": {
+          const row = this.byId(c.taskId, c.from);
+          row.status = "IN_PROGRESS";
+          row.startedAt = this.now;
+          row.input = c.input;
           break;
         }
         case "updateTask": {

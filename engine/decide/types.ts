@@ -89,7 +89,14 @@ export interface TaskSnapshot {
   output: Record<string, unknown>;
   reasonForIncompletion?: string;
   scheduledAt: number;
-  /** When a worker first polled it (the start of `timeoutSeconds`). */
+  /**
+   * When the task's first attempt was scheduled (`totalTimeoutSeconds` runs
+   * from it, across every attempt). Absent means `scheduledAt`: always so for
+   * attempt 0; a retry's row carries the value its scheduleTask command gave
+   * (TaskExecutions."firstScheduledAt", NULL for attempt 0).
+   */
+  firstScheduledAt?: number;
+  /** When a worker first polled it (the start of `timeoutSeconds`); for a row nothing polls, when it started. */
   startedAt?: number;
   endedAt?: number;
   /**
@@ -156,10 +163,15 @@ export interface EvaluationState {
 
 /**
  * What a timer is for (the Timers table's kinds). decide arms `workflowTimeout`,
- * `wait` and `scheduleToStart`; `startToClose`/`taskTimeout` are the poller's
- * when it first leases a task with a timeout. Retry and start delays are
- * `runAt` on the new attempt, not timers: `retry` and `startDelay` exist for
- * shells that want them and decide never arms them.
+ * `wait`, `scheduleToStart`, `taskTimeout` (the `totalTimeoutSeconds` deadline
+ * of a queued task, across its attempts) and `retry`/`startDelay` (see below);
+ * `startToClose` is the poller's when it first leases a task with a timeout.
+ * Retry and start delays of queued (worker/system) tasks are `runAt` on the new
+ * attempt (the queue's visibleAt), no timer: the poller finds them. A task
+ * nothing polls (executor `external`: SUB_WORKFLOW, WAIT, HUMAN, START_WORKFLOW)
+ * with a delay is scheduled SCHEDULED with `runAt` in the future plus a `retry`
+ * (attempt > 0) or `startDelay` (attempt 0) timer at `runAt`; the evaluation
+ * that timer wakes starts it ({@link StartTaskCommand}).
  */
 export type TimerKind = "scheduleToStart" | "startToClose" | "taskTimeout" | "workflowTimeout" | "wait" | "retry" | "startDelay";
 
@@ -182,14 +194,27 @@ export interface ScheduleTaskCommand {
   /** Set for `worker` and `system` executors. */
   queueName?: string;
   executor: TaskExecutor;
-  /** SCHEDULED for queued tasks; IN_PROGRESS for external and decider rows. */
+  /** SCHEDULED for queued tasks and for external tasks with a start or retry delay (started later by `startTask`); IN_PROGRESS for other external and decider rows. */
   status: "SCHEDULED" | "IN_PROGRESS";
   input: Record<string, unknown>;
   /** Initial output (decider rows keep their bookkeeping there); `{}` otherwise. */
   output: Record<string, unknown>;
   priority: number;
-  /** Epoch ms the task becomes visible to pollers: `now` + startDelay or the retry delay (TaskQueues.visibleAt). */
+  /**
+   * Epoch ms the task becomes visible to pollers: `now` + startDelay or the
+   * retry delay (TaskQueues.visibleAt). For an `external` task with a delay
+   * (status SCHEDULED): when decide will start it (a `retry`/`startDelay`
+   * timer at this time wakes it); not queued anywhere.
+   */
   runAt: number;
+  /**
+   * Retries only: the first attempt's `scheduledAt`, carried forward so
+   * `totalTimeoutSeconds` can be measured across attempts from the latest
+   * row alone. The shell writes it to the new row's
+   * TaskExecutions."firstScheduledAt" (NULL for attempt 0, which means
+   * `scheduledAt`) and loads it into `TaskSnapshot.firstScheduledAt`.
+   */
+  firstScheduledAt?: number;
   policy: TaskPolicySnapshot;
   /** Resolved output-cache key when the policy has a cache. */
   cacheKey?: string;
@@ -261,6 +286,24 @@ export interface CancelTaskCommand {
   taskId: string;
   from: TaskStatus;
   reason: string;
+}
+
+/**
+ * Start a delayed task nothing polls (executor `external`, scheduled SCHEDULED
+ * with a start or retry delay; see {@link TimerKind}): compare-and-set
+ * `from` (SCHEDULED) → IN_PROGRESS, `startedAt` = now, `input` replaced
+ * (a WAIT's duration deadline is computed when it starts). The side-effect
+ * commands that follow for the same key (startSubWorkflow, startWorkflow,
+ * armTimer `wait`) are the ones the scheduleTask of an undelayed task carries;
+ * apply them only when this update matched (otherwise the evaluation rolls
+ * back anyway).
+ */
+export interface StartTaskCommand {
+  kind: "startTask";
+  key: TaskKey;
+  taskId: string;
+  from: "SCHEDULED";
+  input: Record<string, unknown>;
 }
 
 /**
@@ -398,9 +441,10 @@ export interface SetVariablesCommand {
  * Arm a wake-up: at `fireAt` the timer poller enqueues a decide (and passes the
  * timer in `firedTimers`). Timers only wake the decider; it re-checks deadlines
  * against the state, so a stale timer is harmless. Key by (workflow, task, kind)
- * with ON CONFLICT DO NOTHING. decide arms `workflowTimeout`, `wait` and
- * `scheduleToStart`; the poller arms `startToClose` when it first leases a task
- * with a timeout (only it knows when that happens).
+ * with ON CONFLICT DO NOTHING. decide arms `workflowTimeout`, `wait`,
+ * `scheduleToStart`, `taskTimeout`, `retry` and `startDelay` (see
+ * {@link TimerKind}); the poller arms `startToClose` when it first leases a
+ * task with a timeout (only it knows when that happens).
  */
 export interface ArmTimerCommand {
   kind: "armTimer";
@@ -528,6 +572,7 @@ export type Command =
   | FailTaskCommand
   | SkipTaskCommand
   | CancelTaskCommand
+  | StartTaskCommand
   | UpdateTaskCommand
   | AggregateForkOutputCommand
   | SetVariablesCommand

@@ -199,6 +199,7 @@ export function describeCommand(c: Command | undefined): string {
       return `${c.kind} ${formatTaskKey(c.key)} ${c.status}`;
     case "skipTask":
     case "cancelTask":
+    case "startTask":
     case "updateTask":
     case "cancelTimer":
     case "startSubWorkflow":

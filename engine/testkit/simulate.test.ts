@@ -303,3 +303,55 @@ describe("simulate: the checks catch a broken decider", () => {
     );
   });
 });
+
+describe("simulate: delays of tasks nothing polls, and totalTimeoutSeconds, on the virtual clock", () => {
+  it.each([
+    ["startDelay", { startDelay: 30 }, 30_000],
+    ["no delay", {}, 0],
+  ] as const)("a HUMAN task with %s reaches its person only when it starts", async (_name, policy, startsAt) => {
+    let seenAt: number | undefined;
+    const wf = def([node("HUMAN", "review", { policy }), simple("after")], chain("review", "after"));
+    const r = await simulate(wf, {}, ok, {
+      humans: {
+        review: ({ now }) => {
+          seenAt = now;
+          return { outcome: "approve" };
+        },
+      },
+    });
+    expect(r.status).toBe("COMPLETED");
+    expect(seenAt).toBe(DEFAULT_START_TIME + startsAt);
+    if (startsAt > 0) {
+      expect(r.tasks[0]).toMatchObject({ ref: "review", startedAt: DEFAULT_START_TIME + startsAt });
+      expect(r.history.events.some((e) => e.type === "timerFired" && e.timer === "startDelay")).toBe(true);
+    }
+  });
+
+  it("retries a failed SUB_WORKFLOW after its retry delay, starting a new child then", async () => {
+    const child = def([simple("c1", { name: "child_task", policy: { retryCount: 0 } })], [], { name: "child" });
+    const wf = def([node("SUB_WORKFLOW", "sub", { subWorkflowParam: { name: "child" }, policy: { retryCount: 1, retryDelaySeconds: 45 } })]);
+    let calls = 0;
+    const r = await simulate(wf, {}, { child_task: () => (calls++ === 0 ? failed("first child fails") : { ok: true }) }, { subWorkflows: { child } });
+    expect(r.status).toBe("COMPLETED");
+    expect(statuses(r)).toEqual(["sub[0.0]:FAILED", "sub[0.1]:COMPLETED"]);
+    expect(r.tasks[1]!.startedAt! - r.tasks[0]!.endedAt!).toBe(45_000);
+    expect(r.children.map((c) => c.result.history.workflow.startedAt - DEFAULT_START_TIME)).toEqual([0, 45_000]);
+  });
+
+  it("stops retrying once totalTimeoutSeconds is spent", async () => {
+    const wf = def([simple("a", { name: "flaky", policy: { retryCount: 10, retryDelaySeconds: 10, totalTimeoutSeconds: 35, timeoutPolicy: "RETRY" } })]);
+    const r = await simulate(wf, {}, { flaky: () => failed("nope") });
+    expect(r.status).toBe("FAILED");
+    // Attempts start at +0, +10, +20, +30 (each before +35); a fifth would start at +40 ≥ +35: refused.
+    expect(statuses(r)).toEqual(["a[0.0]:FAILED", "a[0.1]:FAILED", "a[0.2]:FAILED", "a[0.3]:TIMED_OUT"]);
+    expect(r.tasks[3]!.reasonForIncompletion).toContain("totalTimeoutSeconds (35s)");
+  });
+
+  it("times out a slow attempt when totalTimeoutSeconds ends, though its own timeout has not", async () => {
+    const wf = def([simple("a", { name: "slow", policy: { retryCount: 3, retryDelaySeconds: 0, timeoutSeconds: 1000, totalTimeoutSeconds: 50, timeoutPolicy: "RETRY" } })]);
+    const r = await simulate(wf, {}, { slow: ({ attempt }) => (attempt === 0 ? failed("first") : { status: "COMPLETED", output: {}, afterSeconds: 500 }) });
+    expect(r.status).toBe("FAILED");
+    expect(statuses(r)).toEqual(["a[0.0]:FAILED", "a[0.1]:TIMED_OUT"]);
+    expect(r.now - DEFAULT_START_TIME).toBe(50_000);
+  });
+});

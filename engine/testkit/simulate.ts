@@ -474,8 +474,9 @@ async function run(
     for (const task of store.frontier()) {
       if (isTerminalTaskStatus(task.status)) continue;
       if (task.queued && task.visibleAt <= now) ready.push({ kind: "hand-out", task });
-      else if (task.executor === "external" && (task.taskType === "WAIT" || task.taskType === "HUMAN")) {
-        const due = externalDue.get(task.taskId) ?? (handlerFor(task) === undefined ? undefined : task.scheduledAt);
+      else if (task.executor === "external" && task.status === "IN_PROGRESS" && (task.taskType === "WAIT" || task.taskType === "HUMAN")) {
+        // A delayed one (SCHEDULED until decide starts it) is not offered to its handler before it starts.
+        const due = externalDue.get(task.taskId) ?? (handlerFor(task) === undefined ? undefined : (task.startedAt ?? task.scheduledAt));
         if (due !== undefined && !externalDue.has(task.taskId)) externalDue.set(task.taskId, due);
         if (due !== undefined && due !== Infinity && due <= now) ready.push({ kind: "external", task });
       }

@@ -287,6 +287,7 @@ export class TaskStore {
           if (c.cacheKey !== undefined) row.cacheKey = c.cacheKey;
           if (c.parentRef !== undefined) row.parentRef = c.parentRef;
           if (c.forkIndex !== undefined) row.forkIndex = c.forkIndex;
+          if (c.firstScheduledAt !== undefined) row.firstScheduledAt = c.firstScheduledAt;
           this.insert(row);
           break;
         }
@@ -367,6 +368,13 @@ export class TaskStore {
           if (typeof row === "string") return fail(i, `cancelTask: ${row}`);
           this.put({ ...row, status: "CANCELED", endedAt: now, seen: true, queued: false, reasonForIncompletion: c.reason });
           if (row.subWorkflowId !== undefined) effects.push({ kind: "terminateSubWorkflow", taskId: row.taskId, childWorkflowId: row.subWorkflowId });
+          break;
+        }
+        case "startTask": {
+          // A delayed task nothing polls starts (its retry/startDelay timer woke the decider).
+          const row = casRow(c.taskId, c.key, c.from);
+          if (typeof row === "string") return fail(i, `startTask: ${row}`);
+          this.put({ ...row, status: "IN_PROGRESS", startedAt: now, input: copy(c.input) });
           break;
         }
         case "updateTask": {
@@ -657,6 +665,7 @@ function snapshot(r: StoredTask): TaskSnapshot {
     scheduledAt: r.scheduledAt,
     seen: r.seen,
   };
+  if (r.firstScheduledAt !== undefined) s.firstScheduledAt = r.firstScheduledAt;
   if (r.taskDefName !== undefined) s.taskDefName = r.taskDefName;
   if (r.reasonForIncompletion !== undefined) s.reasonForIncompletion = r.reasonForIncompletion;
   if (r.startedAt !== undefined) s.startedAt = r.startedAt;
