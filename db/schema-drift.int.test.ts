@@ -262,6 +262,7 @@ const expected: ExpectedSchema = {
     pollCount: "defaulted number",
     workerId: "nullable text",
     scheduledAt: "defaulted timestamp",
+    firstScheduledAt: "nullable timestamp",
     startedAt: "nullable timestamp",
     endedAt: "nullable timestamp",
     updatedAt: "defaulted timestamp",

@@ -306,6 +306,8 @@ export interface TaskExecutionsTable {
   pollCount: Generated<number>;
   workerId: string | null;
   scheduledAt: TimestampDefaulted;
+  /** The first attempt's scheduledAt, carried by retries for totalTimeoutSeconds; null means this row's own. */
+  firstScheduledAt: NullableTimestamp;
   startedAt: NullableTimestamp;
   /** Set on every terminal status; the unprocessed index keys on it. */
   endedAt: NullableTimestamp;
