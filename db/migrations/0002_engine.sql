@@ -323,9 +323,9 @@ CREATE TABLE "WorkflowEvents" (
   "taskId" UUID,
   "status" TEXT,
   "data" JSONB NOT NULL DEFAULT '{}',
-  -- Must include "at", the partition key, so it is unique per partition only: it
-  -- catches two writers allocating the same seq in the same month, not across a
-  -- month boundary — the allocator's row lock is the real guarantee. Its btree
+  -- Must include "at", the partition key, and "at" defaults to each transaction's
+  -- now(): so this key does NOT stop two writers storing the same seq. The
+  -- allocator's workflow row lock (appendWorkflowEvents) is the only guarantee. Its btree
   -- is also the ("workflowId", "seq") index the history and the SSE resume read:
   -- a second, narrower index on those two columns would be pure write cost.
   CONSTRAINT "WorkflowEvents_pkey" PRIMARY KEY ("workflowId", "seq", "at")

@@ -1,0 +1,124 @@
+import { sql } from "kysely";
+import type { Kysely, Transaction } from "kysely";
+import { json } from "../../db/json";
+import type { Database, WorkflowEventRow } from "../../db/schema";
+import { lockWorkflow } from "./decide-queues";
+
+/**
+ * A workflow's history: the rows behind the history view and the live SSE
+ * stream. Every row insert is announced by the table's own AFTER INSERT trigger
+ * (pg_notify 'node_flow_workflow_events', "workflowId:seq", delivered at
+ * commit), so nothing here issues a NOTIFY and no writer can forget one.
+ */
+
+/** A Kysely instance or a transaction: the caller owns the transaction boundary. */
+type Executor = Kysely<Database>;
+
+export interface NewWorkflowEventInput {
+  /** e.g. "WORKFLOW_STARTED", "TASK_SCHEDULED", "TASK_COMPLETED". */
+  type: string;
+  /** The event's body (JSONB "data"), through json(). */
+  data?: unknown;
+  refName?: string | null;
+  taskId?: string | null;
+  status?: string | null;
+  /** Defaults to now(): the transaction's start, shared by every event of one evaluation — seq, not "at", orders them. */
+  at?: Date | string;
+}
+
+/**
+ * Appends `events`, in order, with gap-free "seq" numbers continuing the
+ * workflow's history, and returns the stored rows.
+ *
+ * PRECONDITION: the caller holds the workflow's row lock in `trx`
+ * (lockWorkflow, in decide-queues.ts) — taken before it read the state these
+ * events describe — and keeps it until commit. "seq" is allocated as max + 1
+ * from the table, not from a sequence (which leaves a gap on every rollback)
+ * nor a clock (which ties events written in one transaction), and max + 1 is
+ * only safe while no other transaction can append to this workflow between our
+ * read and our commit. The row lock serialises appenders: the second waits for
+ * the first to commit, and its max() — a later statement, so a fresh snapshot
+ * under READ COMMITTED — sees the first's rows.
+ *
+ * Nothing else would catch a mistake here, so the lock is re-taken below: the
+ * primary key is ("workflowId","seq","at") because a partitioned table's key
+ * must include its partition key, and "at" defaults to each transaction's own
+ * now(), so two appenders that both read max = 4 both store a seq 5 without
+ * any error (workflow-events.int.test.ts shows it). Re-locking a row this
+ * transaction already holds returns at once; a caller that forgot is
+ * serialised here instead of silently forking the history. (All of this
+ * assumes READ COMMITTED, the default: under REPEATABLE READ the max() would
+ * read the transaction's first snapshot and miss a commit it waited for.)
+ */
+export async function appendWorkflowEvents(
+  trx: Transaction<Database>,
+  workflow: { workflowId: string; namespaceId: string },
+  events: readonly NewWorkflowEventInput[],
+): Promise<WorkflowEventRow[]> {
+  if (!trx.isTransaction) {
+    throw new Error("appendWorkflowEvents needs the transaction that holds the workflow's row lock");
+  }
+  if (events.length === 0) return [];
+  const locked = await lockWorkflow(trx, workflow.workflowId);
+  if (!locked) throw new Error(`Cannot append events: workflow ${workflow.workflowId} does not exist`);
+  // One probe of the ("workflowId","seq","at") key per monthly partition,
+  // answered backwards from the index (a min/max-optimised Limit 1 per partition).
+  const { rows } = await sql<{ last: number | null }>`
+    SELECT max("seq") AS "last" FROM "WorkflowEvents" WHERE "workflowId" = ${workflow.workflowId}::uuid`.execute(trx);
+  const last = Number(rows[0]?.last ?? 0);
+
+  const inserted = await trx
+    .insertInto("WorkflowEvents")
+    .values(
+      events.map((event, i) => ({
+        workflowId: workflow.workflowId,
+        seq: last + i + 1,
+        at: event.at,
+        namespaceId: workflow.namespaceId,
+        type: event.type,
+        refName: event.refName ?? null,
+        taskId: event.taskId ?? null,
+        status: event.status ?? null,
+        data: json(event.data ?? {}),
+      })),
+    )
+    .returningAll()
+    .execute();
+  // RETURNING of a multi-row insert comes back in VALUES order in practice, but
+  // nothing promises it; the caller gets history order.
+  return inserted.sort((a, b) => a.seq - b.seq);
+}
+
+export interface ReadWorkflowEventsOptions {
+  /** Events with seq greater than this; 0 (the default) reads from the start. An SSE resume passes Last-Event-ID. */
+  afterSeq?: number;
+  /** Page size, 1 to 1000. */
+  limit: number;
+}
+
+/**
+ * A page of a workflow's history in seq order. Keyset on "seq", never OFFSET:
+ * the stream keeps growing while it is read. Pass the last row's seq as
+ * `afterSeq` for the next page; a page shorter than `limit` is the end (for now).
+ */
+export async function readWorkflowEvents(
+  db: Executor,
+  workflowId: string,
+  options: ReadWorkflowEventsOptions,
+): Promise<WorkflowEventRow[]> {
+  const { afterSeq = 0, limit } = options;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
+  }
+  if (!Number.isInteger(afterSeq) || afterSeq < 0) {
+    throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`);
+  }
+  return db
+    .selectFrom("WorkflowEvents")
+    .selectAll()
+    .where("workflowId", "=", workflowId)
+    .where("seq", ">", afterSeq)
+    .orderBy("seq")
+    .limit(limit)
+    .execute();
+}
