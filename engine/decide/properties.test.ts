@@ -1,113 +1,47 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isTerminalTaskStatus } from "../statuses";
-import { edge, node, simple, workflow } from "../definition/test-fixtures";
+import { structuredWorkflows } from "../definition/graph-arbitraries";
+import type { LeafSite, StructuredShape } from "../definition/graph-arbitraries";
+import { node, simple } from "../definition/test-fixtures";
 import type { Json } from "../definition/test-fixtures";
 import { Harness } from "./test-harness";
 
 /**
  * Random *structured* workflows (sequences, parallel branches, SWITCHes
- * merging again, loops, dynamic forks — the shapes of
- * engine/definition/properties.test.ts plus forks) run under random
- * completion orders, random batching and random failures. On every
+ * merging again, loops, dynamic forks — the shared generator of
+ * engine/definition/graph-arbitraries.ts with WAITs, forks and per-task
+ * policies as leaves) run under random completion orders, random batching
+ * and random failures. On every
  * evaluation the harness checks that no identity is inserted twice, that
  * deciding again gives no commands (idempotence), and that the partial state
  * refsToLoad describes decides exactly like a state holding every row.
  */
 
-type Block =
-  | { kind: "task"; optional: boolean; retries: number }
-  | { kind: "wait" }
-  | { kind: "seq"; items: Block[] }
-  | { kind: "par"; items: Block[] }
-  | { kind: "switch"; cases: Block[]; connectDefault: boolean }
-  | { kind: "loop"; body: Block; times: number }
-  | { kind: "fan"; optional: boolean; retries: number };
+type Leaf = { kind: "task"; optional: boolean; retries: number } | { kind: "wait" } | { kind: "fan"; optional: boolean; retries: number };
 
-const blocks = fc.letrec<{ block: Block }>((tie) => ({
-  block: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
+const shape: StructuredShape<Leaf> = {
+  leaves: [
     fc.record({ kind: fc.constant("task" as const), optional: fc.boolean(), retries: fc.integer({ min: 0, max: 3 }) }),
-    fc.constant<Block>({ kind: "wait" }),
-    fc.record({ kind: fc.constant("seq" as const), items: fc.array(tie("block"), { minLength: 1, maxLength: 4 }) }),
-    fc.record({ kind: fc.constant("par" as const), items: fc.array(tie("block"), { minLength: 2, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant("switch" as const), cases: fc.array(tie("block"), { minLength: 1, maxLength: 3 }), connectDefault: fc.boolean() }),
-    fc.record({ kind: fc.constant("loop" as const), body: tie("block"), times: fc.integer({ min: 1, max: 3 }) }),
+    fc.constant<Leaf>({ kind: "wait" }),
     fc.record({ kind: fc.constant("fan" as const), optional: fc.boolean(), retries: fc.integer({ min: 0, max: 2 }) }),
-  ),
-}));
+  ],
+  loopTimes: fc.integer({ min: 1, max: 3 }),
+};
 
-interface Built {
-  nodes: Json[];
-  edges: Json[];
-}
-
-function build(block: Block, out: Built, parent: string | undefined, readable: string[]): { entries: string[]; exits: string[] } {
-  const ref = (prefix: string): string => `${prefix}${out.nodes.length}`;
-  const place = (n: Json): string => {
-    if (parent !== undefined) n.parent = parent;
-    out.nodes.push(n);
-    return n.ref as string;
-  };
-  switch (block.kind) {
-    case "task": {
-      const source = readable.length === 0 ? "${workflow.input.x}" : `\${${readable[out.nodes.length % readable.length]!}.output.value}`;
-      const r = place(simple(ref("t"), { input: { value: source }, optional: block.optional, policy: { retryCount: block.retries, retryDelaySeconds: 2 } }));
-      return { entries: [r], exits: [r] };
-    }
-    case "wait": {
-      const r = place(node("WAIT", ref("w"), { duration: "3s" }));
-      return { entries: [r], exits: [r] };
-    }
-    case "fan": {
+function placeLeaf(leaf: Leaf, at: LeafSite): string {
+  switch (leaf.kind) {
+    case "task":
+      return at.place(simple(at.ref("t"), { input: { value: at.valueSource() }, optional: leaf.optional, policy: { retryCount: leaf.retries, retryDelaySeconds: 2 } }));
+    case "wait":
+      return at.place(node("WAIT", at.ref("w"), { duration: "3s" }));
+    case "fan":
       // An optional fork ends COMPLETED_WITH_ERRORS through the shell's aggregate when an instance fails for good.
-      const r = place(node("FORK_JOIN_DYNAMIC", ref("f"), { forkTaskName: "leaf", items: "${workflow.input.items}", optional: block.optional, policy: { retryCount: block.retries, retryDelaySeconds: 1 } }));
-      return { entries: [r], exits: [r] };
-    }
-    case "seq": {
-      let first: string[] | undefined;
-      let prev: string[] | undefined;
-      for (const item of block.items) {
-        const part = build(item, out, parent, prev ?? readable);
-        if (prev !== undefined) for (const p of prev) for (const e of part.entries) out.edges.push(edge(p, e));
-        first ??= part.entries;
-        prev = part.exits;
-      }
-      return { entries: first ?? [], exits: prev ?? [] };
-    }
-    case "par": {
-      const parts = block.items.map((item) => build(item, out, parent, readable));
-      return { entries: parts.flatMap((p) => p.entries), exits: parts.flatMap((p) => p.exits) };
-    }
-    case "switch": {
-      const cases = block.cases.map((_, i) => `c${i}`);
-      const input = { switchCaseValue: readable.length === 0 ? "${workflow.input.kind}" : `\${${readable[0]!}.output.kind}` };
-      const sw = place(node("SWITCH", ref("sw"), { cases, input }));
-      const merge: string[] = [];
-      block.cases.forEach((b, i) => {
-        const part = build(b, out, parent, [sw]);
-        for (const e of part.entries) out.edges.push(edge(sw, e, cases[i]));
-        merge.push(...part.exits);
-      });
-      const m = place(node("NOOP", ref("m")));
-      for (const x of merge) out.edges.push(edge(x, m));
-      if (block.connectDefault) out.edges.push(edge(sw, m, "default"));
-      return { entries: [sw], exits: [m] };
-    }
-    case "loop": {
-      if (parent !== undefined) return build(block.body, out, parent, readable); // loops do not nest
-      const loop = place(node("DO_WHILE", ref("loop"), { input: { times: block.times } }));
-      build(block.body, out, loop, [loop, ...readable]);
-      return { entries: [loop], exits: [loop] };
-    }
+      return at.place(node("FORK_JOIN_DYNAMIC", at.ref("f"), { forkTaskName: "leaf", items: "${workflow.input.items}", optional: leaf.optional, policy: { retryCount: leaf.retries, retryDelaySeconds: 1 } }));
   }
 }
 
-const workflows = blocks.block.map((block) => {
-  const out: Built = { nodes: [], edges: [] };
-  const { exits } = build(block, out, undefined, []);
-  return workflow(out.nodes, out.edges, { outputParameters: { last: `\${${exits[0]!}.output}` } });
-});
+const workflows = structuredWorkflows<Leaf>(shape, placeLeaf);
 
 type World = { choices: number[]; failPercent: number; batch: number; kind: string; items: number[] };
 

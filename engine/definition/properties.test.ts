@@ -1,100 +1,22 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildGraph } from "./graph";
+import { structuredWorkflows } from "./graph-arbitraries";
 import type { Problem } from "./problems";
-import { brief, edge, node, simple, workflow } from "./test-fixtures";
+import { brief, edge, simple } from "./test-fixtures";
 import type { Json } from "./test-fixtures";
 import { validateDefinition } from "./validate";
 
 /**
  * Random *structured* workflows — sequences, parallel branches, SWITCHes
  * merging again, loops — are always valid; one random mutation of them is
- * always reported with the right code.
+ * always reported with the right code. The generator is the shared one in
+ * ./graph-arbitraries.ts, with plain tasks as its only leaves.
  */
 
-type Block =
-  | { kind: "task" }
-  | { kind: "seq"; items: Block[] }
-  | { kind: "par"; items: Block[] }
-  | { kind: "switch"; cases: Block[]; connectDefault: boolean }
-  | { kind: "loop"; body: Block };
-
-const blocks = fc.letrec<{ block: Block }>((tie) => ({
-  block: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    fc.constant<Block>({ kind: "task" }),
-    fc.record({ kind: fc.constant("seq" as const), items: fc.array(tie("block"), { minLength: 1, maxLength: 4 }) }),
-    fc.record({ kind: fc.constant("par" as const), items: fc.array(tie("block"), { minLength: 2, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant("switch" as const), cases: fc.array(tie("block"), { minLength: 1, maxLength: 3 }), connectDefault: fc.boolean() }),
-    fc.record({ kind: fc.constant("loop" as const), body: tie("block") }),
-  ),
-}));
-
-interface Built {
-  nodes: Json[];
-  edges: Json[];
-}
-
-/** Lays a block out as nodes and edges; returns the refs it is entered by and left from. */
-function build(block: Block, out: Built, parent: string | undefined, readable: string[]): { entries: string[]; exits: string[] } {
-  const ref = (prefix: string): string => `${prefix}${out.nodes.length}`;
-  const place = (n: Json): string => {
-    if (parent !== undefined) n.parent = parent;
-    out.nodes.push(n);
-    return n.ref as string;
-  };
-  switch (block.kind) {
-    case "task": {
-      const source = readable.length === 0 ? "${workflow.input.x}" : `\${${readable[out.nodes.length % readable.length]!}.output.value}`;
-      const r = place(simple(ref("t"), { input: { value: source, id: "${workflow.input.id}" } }));
-      return { entries: [r], exits: [r] };
-    }
-    case "seq": {
-      let first: string[] | undefined;
-      let exits = readable;
-      let prev: string[] | undefined;
-      for (const item of block.items) {
-        const part = build(item, out, parent, exits.length === 0 ? readable : exits);
-        if (prev !== undefined) for (const p of prev) for (const e of part.entries) out.edges.push(edge(p, e));
-        first ??= part.entries;
-        prev = part.exits;
-        exits = part.exits;
-      }
-      return { entries: first ?? [], exits: prev ?? [] };
-    }
-    case "par": {
-      const parts = block.items.map((item) => build(item, out, parent, readable));
-      return { entries: parts.flatMap((p) => p.entries), exits: parts.flatMap((p) => p.exits) };
-    }
-    case "switch": {
-      const cases = block.cases.map((_, i) => `c${i}`);
-      const input = { switchCaseValue: readable.length === 0 ? "${workflow.input.kind}" : `\${${readable[0]!}.output.kind}` };
-      const sw = place(node("SWITCH", ref("sw"), { cases, input }));
-      const merge: string[] = [];
-      block.cases.forEach((b, i) => {
-        const part = build(b, out, parent, [sw]);
-        for (const e of part.entries) out.edges.push(edge(sw, e, cases[i]));
-        merge.push(...part.exits);
-      });
-      const m = place(node("NOOP", ref("m")));
-      for (const x of merge) out.edges.push(edge(x, m));
-      if (block.connectDefault) out.edges.push(edge(sw, m, "default"));
-      return { entries: [sw], exits: [m] };
-    }
-    case "loop": {
-      if (parent !== undefined) return build(block.body, out, parent, readable); // loops do not nest
-      const loop = place(node("DO_WHILE", ref("loop")));
-      build(block.body, out, loop, [loop, ...readable]);
-      return { entries: [loop], exits: [loop] };
-    }
-  }
-}
-
-const workflows = blocks.block.map((block) => {
-  const out: Built = { nodes: [], edges: [] };
-  const { exits } = build(block, out, undefined, []);
-  return workflow(out.nodes, out.edges, { outputParameters: { last: `\${${exits[0]!}.output}` } });
-});
+const workflows = structuredWorkflows({ leaves: [fc.constant({ kind: "task" as const })] }, (_task, at) =>
+  at.place(simple(at.ref("t"), { input: { value: at.valueSource(), id: "${workflow.input.id}" } })),
+);
 
 const codes = (problems: readonly Problem[]): string[] => problems.map((p) => p.code);
 

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { WorkflowDefinition } from "../definition";
-import { edge, node, simple, workflow } from "../definition/test-fixtures";
+import { structuredBlocks, structuredWorkflow } from "../definition/graph-arbitraries";
+import type { LeafSite } from "../definition/graph-arbitraries";
+import { node, simple } from "../definition/test-fixtures";
 import type { Json } from "../definition/test-fixtures";
 import type { ScriptEvaluator } from "../expressions";
 import { isSuccessfulTaskStatus } from "../statuses";
@@ -27,31 +29,21 @@ import type { TaskOutcome } from "./task-results";
  *   attempt successful, a FAILED one a final attempt that failed, and no
  *   (ref, iteration) has more attempts than its retries allow.
  *
- * The block generator is the one engine/definition/properties.test.ts
- * validates, extended with dynamic forks, WAITs and per-task policies.
+ * The block generator is the shared one of engine/definition/graph-arbitraries.ts
+ * (which engine/definition/properties.test.ts validates), with dynamic forks,
+ * WAITs and per-task policies as leaves.
  */
 
-type Block =
-  | { kind: "task" }
-  | { kind: "seq"; items: Block[] }
-  | { kind: "par"; items: Block[] }
-  | { kind: "switch"; cases: Block[]; connectDefault: boolean }
-  | { kind: "loop"; body: Block; times: number }
-  | { kind: "fork"; count: number }
-  | { kind: "wait"; seconds: number };
+type Leaf = { kind: "task" } | { kind: "fork"; count: number } | { kind: "wait"; seconds: number };
 
-const blocks = fc.letrec<{ block: Block }>((tie) => ({
-  block: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    fc.constant<Block>({ kind: "task" }),
-    fc.record({ kind: fc.constant("seq" as const), items: fc.array(tie("block"), { minLength: 1, maxLength: 4 }) }),
-    fc.record({ kind: fc.constant("par" as const), items: fc.array(tie("block"), { minLength: 2, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant("switch" as const), cases: fc.array(tie("block"), { minLength: 1, maxLength: 3 }), connectDefault: fc.boolean() }),
-    fc.record({ kind: fc.constant("loop" as const), body: tie("block"), times: fc.integer({ min: 1, max: 3 }) }),
+const blocks = structuredBlocks<Leaf>({
+  leaves: [
+    fc.constant<Leaf>({ kind: "task" }),
     fc.record({ kind: fc.constant("fork" as const), count: fc.integer({ min: 0, max: 4 }) }),
     fc.record({ kind: fc.constant("wait" as const), seconds: fc.integer({ min: 1, max: 120 }) }),
-  ),
-}));
+  ],
+  loopTimes: fc.integer({ min: 1, max: 3 }),
+});
 
 /** What a task's worker does on one call. */
 type Behaviour = "ok" | "fail" | "terminal" | "callback" | "slow";
@@ -78,84 +70,26 @@ const plans = fc.record({
   kind: fc.integer({ min: 0, max: 3 }),
 });
 
-interface Built {
-  nodes: Json[];
-  edges: Json[];
-  /** Task definition name → plan. */
-  plans: Map<string, TaskPlan>;
-  loopTimes: Map<string, number>;
-}
-
-function build(block: Block, out: Built, parent: string | undefined, readable: string[], nextPlan: () => TaskPlan): { entries: string[]; exits: string[] } {
-  const ref = (prefix: string): string => `${prefix}${out.nodes.length}`;
-  const place = (n: Json): string => {
-    if (parent !== undefined) n.parent = parent;
-    out.nodes.push(n);
-    return n.ref as string;
-  };
-  switch (block.kind) {
+/** Lays a leaf out, recording the plan (drawn by `nextPlan`) of each task and fork under its name. */
+function placeLeaf(leaf: Leaf, at: LeafSite, plans: Map<string, TaskPlan>, nextPlan: () => TaskPlan): string {
+  switch (leaf.kind) {
     case "task": {
-      const r = ref("t");
+      const r = at.ref("t");
       const plan = nextPlan();
-      out.plans.set(r, plan);
-      const source = readable.length === 0 ? "${workflow.input.x}" : `\${${readable[out.nodes.length % readable.length]!}.output.value}`;
+      plans.set(r, plan);
       const policy: Json = { retryCount: plan.retryCount, retryDelaySeconds: plan.retryDelaySeconds };
       if (plan.timeoutSeconds > 0) Object.assign(policy, { timeoutSeconds: plan.timeoutSeconds, timeoutPolicy: "RETRY" });
-      place(simple(r, { name: r, input: { value: source }, policy, ...(plan.optional ? { optional: true } : {}) }));
-      return { entries: [r], exits: [r] };
-    }
-    case "seq": {
-      let first: string[] | undefined;
-      let prev: string[] | undefined;
-      let exits = readable;
-      for (const item of block.items) {
-        const part = build(item, out, parent, exits.length === 0 ? readable : exits, nextPlan);
-        if (prev !== undefined) for (const p of prev) for (const e of part.entries) out.edges.push(edge(p, e));
-        first ??= part.entries;
-        prev = part.exits;
-        exits = part.exits;
-      }
-      return { entries: first ?? [], exits: prev ?? [] };
-    }
-    case "par": {
-      const parts = block.items.map((item) => build(item, out, parent, readable, nextPlan));
-      return { entries: parts.flatMap((p) => p.entries), exits: parts.flatMap((p) => p.exits) };
-    }
-    case "switch": {
-      const cases = block.cases.map((_, i) => `c${i}`);
-      const input = { switchCaseValue: readable.length === 0 ? "${workflow.input.kind}" : `\${${readable[0]!}.output.kind}` };
-      const sw = place(node("SWITCH", ref("sw"), { cases, input }));
-      const merge: string[] = [];
-      block.cases.forEach((b, i) => {
-        const part = build(b, out, parent, [sw], nextPlan);
-        for (const e of part.entries) out.edges.push(edge(sw, e, cases[i]));
-        merge.push(...part.exits);
-      });
-      const m = place(node("NOOP", ref("m")));
-      for (const x of merge) out.edges.push(edge(x, m));
-      if (block.connectDefault) out.edges.push(edge(sw, m, "default"));
-      return { entries: [sw], exits: [m] };
-    }
-    case "loop": {
-      if (parent !== undefined) return build(block.body, out, parent, readable, nextPlan); // loops do not nest
-      const r = ref("loop");
-      const loop = place(node("DO_WHILE", r, { input: { times: block.times } }));
-      out.loopTimes.set(r, block.times);
-      build(block.body, out, loop, [loop, ...readable], nextPlan);
-      return { entries: [loop], exits: [loop] };
+      return at.place(simple(r, { name: r, input: { value: at.valueSource() }, policy, ...(plan.optional ? { optional: true } : {}) }));
     }
     case "fork": {
-      const r = ref("fork");
+      const r = at.ref("fork");
       const plan = nextPlan();
-      out.plans.set(r, plan);
-      const items = Array.from({ length: block.count }, (_, i) => ({ i }));
-      place(node("FORK_JOIN_DYNAMIC", r, { forkTaskName: r, items, policy: { retryCount: plan.retryCount, retryDelaySeconds: plan.retryDelaySeconds } }));
-      return { entries: [r], exits: [r] };
+      plans.set(r, plan);
+      const items = Array.from({ length: leaf.count }, (_, i) => ({ i }));
+      return at.place(node("FORK_JOIN_DYNAMIC", r, { forkTaskName: r, items, policy: { retryCount: plan.retryCount, retryDelaySeconds: plan.retryDelaySeconds } }));
     }
-    case "wait": {
-      const r = place(node("WAIT", ref("wait"), { duration: `${block.seconds}s` }));
-      return { entries: [r], exits: [r] };
-    }
+    case "wait":
+      return at.place(node("WAIT", at.ref("wait"), { duration: `${leaf.seconds}s` }));
   }
 }
 
@@ -167,13 +101,13 @@ interface Scenario {
 }
 
 const scenarios: fc.Arbitrary<Scenario> = fc
-  .record({ block: blocks.block, plans: fc.array(plans, { minLength: 40, maxLength: 40 }), seed: fc.integer(), kind: fc.integer({ min: 0, max: 3 }) })
+  .record({ block: blocks, plans: fc.array(plans, { minLength: 40, maxLength: 40 }), seed: fc.integer(), kind: fc.integer({ min: 0, max: 3 }) })
   .map(({ block, plans: pool, seed, kind }) => {
-    const out: Built = { nodes: [], edges: [], plans: new Map(), loopTimes: new Map() };
+    const plans = new Map<string, TaskPlan>();
     let n = 0;
-    const { exits } = build(block, out, undefined, [], () => pool[n++ % pool.length]!);
-    const definition = workflow(out.nodes, out.edges, { outputParameters: { last: `\${${exits[0]!}.output}` } }) as unknown as WorkflowDefinition;
-    return { definition, plans: out.plans, seed, kind };
+    const nextPlan = (): TaskPlan => pool[n++ % pool.length]!;
+    const definition = structuredWorkflow<Leaf>(block, (leaf, at) => placeLeaf(leaf, at, plans, nextPlan)) as unknown as WorkflowDefinition;
+    return { definition, plans, seed, kind };
   });
 
 /** The palette's loop condition, `$["<ref>"].iteration < $.times`, without a sandbox. */

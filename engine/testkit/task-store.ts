@@ -247,6 +247,51 @@ export class TaskStore {
       if (from !== undefined && row.status !== from) return `task ${formatTaskKey(row)} is ${row.status}, not ${from}`;
       return row;
     };
+    /** Inserts a row the decider ends itself (completeTask / failTask with no taskId, skipTask), unless its identity already has one. */
+    const insertEnded = (
+      key: TaskKey,
+      ended: {
+        status: TaskStatus;
+        taskType: string;
+        taskDefName: string;
+        input: Record<string, unknown>;
+        output: Record<string, unknown>;
+        /** Whether the row gets a startedAt (a skipped task never started). */
+        started: boolean;
+        reasonForIncompletion?: string | undefined;
+        parentRef?: string | undefined;
+      },
+    ): void => {
+      const k = keyText(key);
+      if (this.byKey.has(k)) {
+        absorbed.add(k);
+        return;
+      }
+      const row: StoredTask = {
+        taskId: this.newTaskId(),
+        seq: this.nextSeq - 1,
+        ref: key.ref,
+        iteration: key.iteration,
+        attempt: key.attempt,
+        status: ended.status,
+        taskType: ended.taskType,
+        taskDefName: ended.taskDefName,
+        input: ended.input,
+        output: ended.output,
+        scheduledAt: now,
+        ...(ended.started ? { startedAt: now } : {}),
+        endedAt: now,
+        seen: true,
+        executor: "decider",
+        visibleAt: now,
+        queued: false,
+        pollCount: 0,
+        priority: this.workflow.priority ?? 0,
+      };
+      if (ended.reasonForIncompletion !== undefined) row.reasonForIncompletion = ended.reasonForIncompletion;
+      if (ended.parentRef !== undefined) row.parentRef = ended.parentRef;
+      this.insert(row);
+    };
 
     for (let i = 0; i < commands.length; i++) {
       const c = commands[i]!;
@@ -294,35 +339,16 @@ export class TaskStore {
         case "completeTask":
         case "failTask": {
           if (c.taskId === undefined) {
-            const k = keyText(c.key);
-            if (this.byKey.has(k)) {
-              absorbed.add(k);
-              break;
-            }
-            const row: StoredTask = {
-              taskId: this.newTaskId(),
-              seq: this.nextSeq - 1,
-              ref: c.key.ref,
-              iteration: c.key.iteration,
-              attempt: c.key.attempt,
+            insertEnded(c.key, {
               status: c.status,
               taskType: c.taskType,
               taskDefName: c.taskDefName,
               input: copy(c.input ?? {}),
               output: copy(c.output ?? {}),
-              scheduledAt: now,
-              startedAt: now,
-              endedAt: now,
-              seen: true,
-              executor: "decider",
-              visibleAt: now,
-              queued: false,
-              pollCount: 0,
-              priority: this.workflow.priority ?? 0,
-            };
-            if (c.reasonForIncompletion !== undefined) row.reasonForIncompletion = c.reasonForIncompletion;
-            if (c.parentRef !== undefined) row.parentRef = c.parentRef;
-            this.insert(row);
+              started: true,
+              reasonForIncompletion: c.reasonForIncompletion,
+              parentRef: c.parentRef,
+            });
             break;
           }
           const row = casRow(c.taskId, c.key, c.from);
@@ -334,33 +360,7 @@ export class TaskStore {
           break;
         }
         case "skipTask": {
-          const k = keyText(c.key);
-          if (this.byKey.has(k)) {
-            absorbed.add(k);
-            break;
-          }
-          const row: StoredTask = {
-            taskId: this.newTaskId(),
-            seq: this.nextSeq - 1,
-            ref: c.key.ref,
-            iteration: c.key.iteration,
-            attempt: c.key.attempt,
-            status: "SKIPPED",
-            taskType: c.taskType,
-            taskDefName: c.taskDefName,
-            input: {},
-            output: {},
-            scheduledAt: now,
-            endedAt: now,
-            seen: true,
-            executor: "decider",
-            visibleAt: now,
-            queued: false,
-            pollCount: 0,
-            priority: this.workflow.priority ?? 0,
-          };
-          if (c.parentRef !== undefined) row.parentRef = c.parentRef;
-          this.insert(row);
+          insertEnded(c.key, { status: "SKIPPED", taskType: c.taskType, taskDefName: c.taskDefName, input: {}, output: {}, started: false, parentRef: c.parentRef });
           break;
         }
         case "cancelTask": {

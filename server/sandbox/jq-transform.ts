@@ -30,6 +30,7 @@
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { firstLine, positive } from "./sandbox-helpers";
 
 export interface JqTransformOptions {
   /** Default budget per call, from when the worker takes it. Default 5000 ms. */
@@ -250,15 +251,6 @@ let resolvedJqWeb: string | undefined;
 function jqWebPath(): string {
   resolvedJqWeb ??= createRequire(import.meta.url).resolve("jq-web");
   return resolvedJqWeb;
-}
-
-function positive(value: number | undefined, fallback: number): number {
-  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
-}
-
-function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split("\n", 1)[0] ?? text;
 }
 
 /**

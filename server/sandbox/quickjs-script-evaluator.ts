@@ -57,6 +57,7 @@ import { createRequire } from "node:module";
 import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import type { ScriptEvaluationOptions, ScriptEvaluator, ScriptResult } from "@/engine/expressions";
+import { firstLine, positive } from "./sandbox-helpers";
 
 /**
  * Limits for every evaluation. A call's own {@link ScriptEvaluationOptions}
@@ -310,15 +311,6 @@ function modulePaths(): { core: string; variant: string } {
     resolvedPaths = { core: require.resolve("quickjs-emscripten-core"), variant: require.resolve("@jitl/quickjs-wasmfile-release-sync") };
   }
   return resolvedPaths;
-}
-
-function positive(value: number | undefined, fallback: number): number {
-  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
-}
-
-function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split("\n", 1)[0] ?? text;
 }
 
 /**
