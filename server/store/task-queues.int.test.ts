@@ -1,0 +1,453 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import type { Db } from "../../db/pool";
+import { createDb } from "../../db/pool";
+import type { TaskQueueRow } from "../../db/schema";
+import { useTestDatabase } from "../../db/testing/test-database";
+import {
+  TASKS_CHANNEL,
+  acknowledge,
+  defer,
+  enqueueTask,
+  enqueueTasks,
+  hasVisibleTask,
+  leaseTasks,
+  leaseTasksStatement,
+  notifyTaskAvailable,
+  queueDepths,
+  releaseLease,
+  removeQueuedTask,
+  renewLease,
+  requeueExpiredLeases,
+} from "./task-queues";
+
+const t = useTestDatabase();
+
+interface Task {
+  namespaceId: string;
+  queueName: string;
+  taskId: string;
+  workflowId: string;
+}
+
+/** A SCHEDULED TaskExecutions row, as the decider would write it, not yet queued. */
+async function scheduleTask(namespaceId: string, queueName: string, workflowId = randomUUID()): Promise<Task> {
+  const row = await t.db
+    .insertInto("TaskExecutions")
+    .values({ workflowId, namespaceId, refName: `ref_${randomUUID()}`, taskType: "SIMPLE", taskDefName: queueName, queueName })
+    .returning(["id", "workflowId"])
+    .executeTakeFirstOrThrow();
+  return { namespaceId, queueName, taskId: row.id, workflowId: row.workflowId };
+}
+
+async function queueTask(
+  namespaceId: string,
+  queueName: string,
+  options: { priority?: number; visibleAt?: Date | string } = {},
+): Promise<Task> {
+  const task = await scheduleTask(namespaceId, queueName);
+  expect(await enqueueTask(t.db, { ...task, taskType: "SIMPLE", priority: options.priority ?? 0, visibleAt: options.visibleAt })).toBe(true);
+  return task;
+}
+
+async function queueRow(task: Task): Promise<TaskQueueRow | undefined> {
+  return t.db
+    .selectFrom("TaskQueues")
+    .selectAll()
+    .where("queueName", "=", task.queueName)
+    .where("taskId", "=", task.taskId)
+    .executeTakeFirst();
+}
+
+function taskRow(task: Task) {
+  return t.db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", task.workflowId)
+    .where("id", "=", task.taskId)
+    .executeTakeFirstOrThrow();
+}
+
+const secondsFromNow = (seconds: number) => new Date(Date.now() + seconds * 1000);
+
+function lease(namespaceId: string, queueName: string, owner: string, count = 10, now?: Date) {
+  return leaseTasks(t.db, { namespaceId, queueName, count, leaseSeconds: 30, owner, now });
+}
+
+describe("enqueueTask", () => {
+  it("is idempotent per (queueName, taskId)", async () => {
+    const ns = randomUUID();
+    const task = await scheduleTask(ns, "idem");
+    const entry = { ...task, taskType: "SIMPLE", priority: 0 };
+    expect(await enqueueTask(t.db, entry)).toBe(true);
+    expect(await enqueueTask(t.db, entry)).toBe(false);
+    expect(await enqueueTask(t.db, { ...entry, priority: 50 })).toBe(false);
+
+    // A batch returns only what it inserted.
+    const other = await scheduleTask(ns, "idem");
+    const inserted = await enqueueTasks(t.db, [entry, { ...other, taskType: "SIMPLE", priority: 0 }]);
+    expect(inserted.map((row) => row.taskId)).toEqual([other.taskId]);
+
+    const rows = await t.db.selectFrom("TaskQueues").select(["taskId", "priority"]).where("namespaceId", "=", ns).execute();
+    expect(rows).toHaveLength(2);
+    expect(rows.find((row) => row.taskId === task.taskId)?.priority).toBe(0);
+  });
+
+  it("notifies in its own statement: at commit, not on rollback, not for a duplicate or a delayed row", async () => {
+    const ns = randomUUID();
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on("notification", (message) => payloads.push(message.payload ?? ""));
+    await listener.query(`LISTEN "${TASKS_CHANNEL}"`);
+    try {
+      const rolledBack = await scheduleTask(ns, "rolled-back");
+      await t.db
+        .transaction()
+        .execute(async (trx) => {
+          await enqueueTask(trx, { ...rolledBack, taskType: "SIMPLE", priority: 0 });
+          throw new Error("roll back");
+        })
+        .catch(() => undefined);
+      await queueTask(ns, "later", { visibleAt: secondsFromNow(60) });
+      const dup = await queueTask(ns, "dup");
+      expect(await enqueueTask(t.db, { ...dup, taskType: "SIMPLE", priority: 0 })).toBe(false);
+      // A marker committed last: notifications arrive in commit order, so once it
+      // is here, anything the statements above sent would be too.
+      await t.db.transaction().execute((trx) => notifyTaskAvailable(trx, ns, "marker"));
+      await waitFor(() => payloads.includes(`${ns}:marker`));
+      expect(payloads).toEqual([`${ns}:dup`, `${ns}:marker`]);
+    } finally {
+      await listener.end();
+    }
+  });
+});
+
+describe("leaseTasks", () => {
+  it("leases by priority, highest first, then first in first out", async () => {
+    const ns = randomUUID();
+    const priorities = [0, 5, 0, 9, 5, 0];
+    const tasks: Task[] = [];
+    for (const priority of priorities) tasks.push(await queueTask(ns, "prio", { priority }));
+    const expected = [3, 1, 4, 0, 2, 5].map((i) => tasks[i]!.taskId);
+
+    const first = await lease(ns, "prio", "w1", 2);
+    const rest = await lease(ns, "prio", "w1", 10);
+    expect([...first, ...rest].map((l) => l.queue.taskId)).toEqual(expected);
+    expect(await lease(ns, "prio", "w1")).toEqual([]);
+  });
+
+  it("starts the task: IN_PROGRESS, startedAt once, pollCount + 1, workerId", async () => {
+    const ns = randomUUID();
+    const task = await queueTask(ns, "start");
+    const [leased] = await lease(ns, "start", "worker-a");
+    expect(leased?.task).toMatchObject({ id: task.taskId, status: "IN_PROGRESS", pollCount: 1, workerId: "worker-a" });
+    expect(leased?.queue).toMatchObject({ taskId: task.taskId, leaseOwner: "worker-a", queueName: "start" });
+    expect(leased?.queue.leaseExpiresAt).toBeInstanceOf(Date);
+    const startedAt = leased?.task.startedAt;
+    expect(startedAt).toBeInstanceOf(Date);
+
+    expect(await releaseLease(t.db, { ...task, owner: "worker-a" })).toBe(true);
+    const [again] = await lease(ns, "start", "worker-b");
+    expect(again?.task).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-b", startedAt });
+    expect(await taskRow(task)).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-b" });
+  });
+
+  it("leases only visible rows of its own namespace and queue", async () => {
+    const ns = randomUUID();
+    const visible = await queueTask(ns, "vis");
+    const later = await queueTask(ns, "vis", { visibleAt: secondsFromNow(60), priority: 9 });
+    await queueTask(randomUUID(), "vis");
+    await queueTask(ns, "vis-other");
+
+    expect((await lease(ns, "vis", "w")).map((l) => l.queue.taskId)).toEqual([visible.taskId]);
+    expect(await lease(ns, "vis", "w")).toEqual([]);
+    expect((await lease(ns, "vis", "w", 10, secondsFromNow(61))).map((l) => l.queue.taskId)).toEqual([later.taskId]);
+  });
+
+  it("hasVisibleTask sees exactly what a lease would take", async () => {
+    const ns = randomUUID();
+    const probe = (now?: Date) => hasVisibleTask(t.db, { namespaceId: ns, queueName: "probe", now });
+    expect(await probe()).toBe(false);
+    await queueTask(ns, "probe", { visibleAt: secondsFromNow(60) });
+    await queueTask(randomUUID(), "probe");
+    expect(await probe()).toBe(false);
+    expect(await probe(secondsFromNow(61))).toBe(true);
+    await queueTask(ns, "probe");
+    expect(await probe()).toBe(true);
+    expect(await lease(ns, "probe", "w")).toHaveLength(1);
+    expect(await probe()).toBe(false);
+  });
+
+  it("drops a queue row whose task has already ended instead of handing it out", async () => {
+    const ns = randomUUID();
+    const dead = await queueTask(ns, "dead", { priority: 9 });
+    const live = await queueTask(ns, "dead");
+    await t.db
+      .updateTable("TaskExecutions")
+      .set({ status: "CANCELED", endedAt: new Date() })
+      .where("workflowId", "=", dead.workflowId)
+      .where("id", "=", dead.taskId)
+      .execute();
+
+    expect((await lease(ns, "dead", "w")).map((l) => l.queue.taskId)).toEqual([live.taskId]);
+    expect(await queueRow(dead)).toBeUndefined();
+    expect((await taskRow(dead)).status).toBe("CANCELED");
+  });
+
+  it("splits the work between 8 concurrent leasers: each of 200 tasks leased exactly once", async () => {
+    const ns = randomUUID();
+    const tasks = await Promise.all(Array.from({ length: 200 }, () => scheduleTask(ns, "skip-locked")));
+    await enqueueTasks(t.db, tasks.map((task) => ({ ...task, taskType: "SIMPLE", priority: 0 })));
+    const db: Db = createDb(t.url, { max: 8 });
+    try {
+      const perWorker = await Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          const mine: string[] = [];
+          for (;;) {
+            const got = await leaseTasks(db, { namespaceId: ns, queueName: "skip-locked", count: 1 + (w % 4), leaseSeconds: 30, owner: `w${w}` });
+            if (got.length === 0) return mine;
+            for (const l of got) {
+              expect(l.queue.leaseOwner).toBe(`w${w}`);
+              mine.push(l.queue.taskId);
+            }
+          }
+        }),
+      );
+      const all = perWorker.flat();
+      expect(all).toHaveLength(200);
+      expect(new Set(all).size).toBe(200);
+      expect(new Set(all)).toEqual(new Set(tasks.map((task) => task.taskId)));
+      // More than one leaser got work: they really ran side by side.
+      expect(perWorker.filter((mine) => mine.length > 0).length).toBeGreaterThan(1);
+      const counts = await t.db
+        .selectFrom("TaskExecutions")
+        .select(["pollCount", sql<number>`count(*)::int`.as("n")])
+        .where("namespaceId", "=", ns)
+        .groupBy("pollCount")
+        .execute();
+      expect(counts).toEqual([{ pollCount: 1, n: 200 }]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("is planned as an ordered scan of the dequeue index on one partition, with no sort", async () => {
+    const ns = randomUUID();
+    for (const queueName of ["plan", "plan-a", "plan-b", "plan-c"]) {
+      await t.db
+        .insertInto("TaskQueues")
+        .columns(["queueName", "taskId", "workflowId", "namespaceId", "taskType", "priority"])
+        .expression(
+          sql`SELECT ${queueName}, uuidv7(), uuidv7(), ${ns}::uuid, 'SIMPLE', (g % 3) FROM generate_series(1, 3000) AS g`,
+        )
+        .execute();
+    }
+    await sql`ANALYZE "TaskQueues"`.execute(t.db);
+    const { rows } = await sql<{ "QUERY PLAN": unknown }>`EXPLAIN (FORMAT JSON) ${leaseTasksStatement({
+      namespaceId: ns,
+      queueName: "plan",
+      count: 10,
+      leaseSeconds: 30,
+      owner: "w",
+    })}`.execute(t.db);
+    const nodes: Record<string, unknown>[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      nodes.push(node);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((rows[0]!["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+
+    const partitions = new Set(
+      nodes.map((n) => n["Relation Name"]).filter((name) => typeof name === "string" && name.startsWith("TaskQueues_p")),
+    );
+    expect(partitions.size).toBe(1);
+    expect(nodes.map((n) => n["Node Type"])).not.toContain("Seq Scan");
+    expect(nodes.map((n) => n["Node Type"])).not.toContain("Sort");
+    const [partition] = [...partitions] as string[];
+    const { rows: dequeueIndex } = await sql<{ name: string }>`
+      SELECT c.relname AS name FROM pg_inherits i
+      JOIN pg_class c ON c.oid = i.inhrelid
+      JOIN pg_index x ON x.indexrelid = c.oid
+      WHERE i.inhparent = '"TaskQueues_dequeue_idx"'::regclass AND x.indrelid = quote_ident(${partition})::regclass`.execute(t.db);
+    const scan = nodes.find((n) => n["Node Type"] === "Index Scan" && n["Index Name"] === dequeueIndex[0]?.name);
+    expect(scan).toBeDefined();
+  });
+
+  it("rejects a count or lease length it cannot honour", async () => {
+    await expect(lease(randomUUID(), "q", "w", 0)).rejects.toThrow(RangeError);
+    await expect(leaseTasks(t.db, { namespaceId: randomUUID(), queueName: "q", count: 1, leaseSeconds: 0, owner: "w" })).rejects.toThrow(
+      RangeError,
+    );
+  });
+});
+
+describe("renewLease / acknowledge / releaseLease / defer", () => {
+  async function leasedTask(queueName: string): Promise<Task> {
+    const ns = randomUUID();
+    const task = await queueTask(ns, queueName);
+    expect(await lease(ns, queueName, "owner")).toHaveLength(1);
+    return task;
+  }
+
+  it("refuse a wrong owner, queue or namespace, and change nothing", async () => {
+    const task = await leasedTask("guarded");
+    const before = await queueRow(task);
+    const wrong = [
+      { ...task, owner: "someone-else" },
+      { ...task, owner: "owner", queueName: "other-queue" },
+      { ...task, owner: "owner", namespaceId: randomUUID() },
+    ];
+    for (const held of wrong) {
+      expect(await renewLease(t.db, { ...held, leaseSeconds: 600 })).toBe(false);
+      expect(await releaseLease(t.db, held)).toBe(false);
+      expect(await defer(t.db, { ...held, delaySeconds: 60 })).toBe(false);
+      expect(await acknowledge(t.db, held)).toBe(false);
+    }
+    expect(await queueRow(task)).toEqual(before);
+
+    // A task nobody leased is held by nobody either.
+    const unleased = await queueTask(task.namespaceId, "guarded-2");
+    const unleasedBefore = await queueRow(unleased);
+    expect(await renewLease(t.db, { ...unleased, owner: "owner", leaseSeconds: 60 })).toBe(false);
+    expect(await acknowledge(t.db, { ...unleased, owner: "owner" })).toBe(false);
+    expect(await releaseLease(t.db, { ...unleased, owner: "owner" })).toBe(false);
+    expect(await queueRow(unleased)).toEqual(unleasedBefore);
+  });
+
+  it("renewLease extends the holder's lease", async () => {
+    const task = await leasedTask("renew");
+    const before = (await queueRow(task))!.leaseExpiresAt!;
+    expect(await renewLease(t.db, { ...task, owner: "owner", leaseSeconds: 600 })).toBe(true);
+    const after = (await queueRow(task))!.leaseExpiresAt!;
+    expect(after.getTime() - before.getTime()).toBeGreaterThan(500_000);
+  });
+
+  it("acknowledge deletes the row, once", async () => {
+    const task = await leasedTask("ack");
+    expect(await acknowledge(t.db, { ...task, owner: "owner" })).toBe(true);
+    expect(await queueRow(task)).toBeUndefined();
+    expect(await acknowledge(t.db, { ...task, owner: "owner" })).toBe(false);
+  });
+
+  it("releaseLease makes it leasable again at once, by anyone", async () => {
+    const task = await leasedTask("release");
+    expect(await lease(task.namespaceId, "release", "other")).toEqual([]);
+    expect(await releaseLease(t.db, { ...task, owner: "owner" })).toBe(true);
+    expect(await queueRow(task)).toMatchObject({ leaseExpiresAt: null, leaseOwner: null });
+    expect((await lease(task.namespaceId, "release", "other")).map((l) => l.queue.taskId)).toEqual([task.taskId]);
+    expect(await releaseLease(t.db, { ...task, owner: "owner" })).toBe(false);
+  });
+
+  it("defer hides it until the delay has passed", async () => {
+    const task = await leasedTask("defer");
+    expect(await defer(t.db, { ...task, owner: "owner", delaySeconds: 120 })).toBe(true);
+    expect(await lease(task.namespaceId, "defer", "other")).toEqual([]);
+    expect(await lease(task.namespaceId, "defer", "other", 10, secondsFromNow(60))).toEqual([]);
+    const later = await lease(task.namespaceId, "defer", "other", 10, secondsFromNow(121));
+    expect(later.map((l) => l.queue.taskId)).toEqual([task.taskId]);
+    expect(later[0]?.task.pollCount).toBe(2);
+  });
+
+  it("removeQueuedTask deletes whoever holds it", async () => {
+    const task = await leasedTask("remove");
+    expect(await removeQueuedTask(t.db, { ...task, namespaceId: randomUUID() })).toBe(false);
+    expect(await removeQueuedTask(t.db, task)).toBe(true);
+    expect(await queueRow(task)).toBeUndefined();
+  });
+});
+
+describe("requeueExpiredLeases", () => {
+  it("requeues only expired leases, reports them, and the old holder loses the task", async () => {
+    const ns = randomUUID();
+    const task = await queueTask(ns, "expire");
+    expect(await lease(ns, "expire", "crashed")).toHaveLength(1);
+
+    // Other tests' leases may be swept here too: filter to this namespace.
+    const mine = (result: { tasks: { namespaceId: string }[] }) => result.tasks.filter((e) => e.namespaceId === ns);
+    expect(mine(await requeueExpiredLeases(t.db, { limit: 1000, now: secondsFromNow(10) }))).toEqual([]);
+    const swept = mine(await requeueExpiredLeases(t.db, { limit: 1000, now: secondsFromNow(31) }));
+    expect(swept).toEqual([
+      {
+        namespaceId: ns,
+        queueName: "expire",
+        taskId: task.taskId,
+        workflowId: task.workflowId,
+        previousOwner: "crashed",
+        leaseExpiredAt: expect.any(Date) as Date,
+      },
+    ]);
+    expect(await queueRow(task)).toMatchObject({ leaseExpiresAt: null, leaseOwner: null });
+
+    expect(await renewLease(t.db, { ...task, owner: "crashed", leaseSeconds: 30 })).toBe(false);
+    expect(await acknowledge(t.db, { ...task, owner: "crashed" })).toBe(false);
+    const again = await lease(ns, "expire", "rescuer");
+    expect(again.map((l) => l.queue.taskId)).toEqual([task.taskId]);
+    expect(again[0]?.task).toMatchObject({ pollCount: 2, workerId: "rescuer" });
+  });
+
+  it("works in batches of `limit`, oldest expiry first", async () => {
+    const ns = randomUUID();
+    const tasks: Task[] = [];
+    for (let i = 0; i < 5; i++) {
+      const task = await queueTask(ns, `batch-${i}`, { visibleAt: secondsFromNow(-2000) });
+      // Expired 1000 + i seconds ago: all older than anything other tests leave behind.
+      await leaseTasks(t.db, { namespaceId: ns, queueName: `batch-${i}`, count: 1, leaseSeconds: 1, owner: "w", now: secondsFromNow(-1000 - (5 - i)) });
+      tasks.push(task);
+    }
+    const first = await requeueExpiredLeases(t.db, { limit: 2 });
+    expect(first.count).toBe(2);
+    expect(first.tasks.map((e) => e.taskId)).toEqual([tasks[0]!.taskId, tasks[1]!.taskId]);
+    const second = await requeueExpiredLeases(t.db, { limit: 2 });
+    expect(second.tasks.map((e) => e.taskId)).toEqual([tasks[2]!.taskId, tasks[3]!.taskId]);
+    const third = await requeueExpiredLeases(t.db, { limit: 2 });
+    expect(third.tasks[0]?.taskId).toBe(tasks[4]!.taskId);
+  });
+
+  it("notifies each requeued task's queue", async () => {
+    const ns = randomUUID();
+    await queueTask(ns, "expire-notify", { visibleAt: secondsFromNow(-120) });
+    await leaseTasks(t.db, { namespaceId: ns, queueName: "expire-notify", count: 1, leaseSeconds: 1, owner: "w", now: secondsFromNow(-60) });
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on("notification", (message) => payloads.push(message.payload ?? ""));
+    await listener.query(`LISTEN "${TASKS_CHANNEL}"`);
+    try {
+      await requeueExpiredLeases(t.db, { limit: 1000 });
+      await waitFor(() => payloads.includes(`${ns}:expire-notify`));
+    } finally {
+      await listener.end();
+    }
+  });
+});
+
+describe("queueDepths", () => {
+  it("counts ready, deferred and leased rows per queue", async () => {
+    const ns = randomUUID();
+    await queueTask(ns, "depth-a");
+    await queueTask(ns, "depth-a");
+    await queueTask(ns, "depth-a", { visibleAt: secondsFromNow(600) });
+    await queueTask(ns, "depth-b");
+    await lease(ns, "depth-b", "w");
+    await queueTask(randomUUID(), "depth-a");
+
+    const depths = await queueDepths(t.db, ns);
+    expect(depths).toEqual([
+      { namespaceId: ns, queueName: "depth-a", ready: 2, deferred: 1, leased: 0, oldestReadyAt: expect.any(Date) as Date },
+      { namespaceId: ns, queueName: "depth-b", ready: 0, deferred: 0, leased: 1, oldestReadyAt: null },
+    ]);
+    const all = await queueDepths(t.db);
+    expect(all.filter((d) => d.queueName === "depth-a").length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+async function waitFor(predicate: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error("condition not met within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,535 @@
+import { sql } from "kysely";
+import type { Kysely, RawBuilder, Transaction } from "kysely";
+import type { Database, TaskExecutionRow, TaskQueueRow } from "../../db/schema";
+
+/**
+ * The task queue: "TaskQueues", hash-partitioned 8 ways on "queueName", leased
+ * with FOR UPDATE SKIP LOCKED.
+ *
+ * Every function that finds a row by task takes `queueName` as well as `taskId`:
+ * the only unique index by task is ("queueName","taskId") (a unique index on a
+ * partitioned table must contain the partition key), so a lookup without the
+ * queue name probes all eight partitions. They take `namespaceId` too, because
+ * repositories filter by namespace themselves rather than trusting a route to.
+ *
+ * Lock order: the lease locks the queue row and *then* the TaskExecutions row.
+ * Anything that changes both in one transaction (cancel, complete, time out)
+ * must touch the queue row first as well, or a lease waiting on the task row and
+ * a canceller waiting on the queue row deadlock (Postgres breaks it after
+ * deadlock_timeout, 1 s, by aborting one of them).
+ */
+
+/** A Kysely instance or a transaction: the caller owns the transaction boundary. */
+type Executor = Kysely<Database>;
+
+/** The one LISTEN channel for every queue in the cluster; the payload says which queue. */
+export const TASKS_CHANNEL = "node_flow_tasks";
+
+/**
+ * The `node_flow_tasks` payload, and the notifier's waiter key for it. A UUID
+ * holds no ':', so the queue name (which may, "<domain>:<taskDefName>") is
+ * everything after the first one.
+ */
+export function taskAvailableKey(namespaceId: string, queueName: string): string {
+  return `${namespaceId}:${queueName}`;
+}
+
+/** `now()` (transaction start), or a caller's clock for tests and replays. */
+function at(now: Date | string | undefined): RawBuilder<Date> {
+  return now === undefined ? sql<Date>`now()` : sql<Date>`${now}::timestamptz`;
+}
+
+function seconds(value: number): RawBuilder<unknown> {
+  return sql`make_interval(secs => ${value}::double precision)`;
+}
+
+function notifyExpression(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`pg_notify(${TASKS_CHANNEL}, ${namespaceId}::text || ':' || ${queueName})`;
+}
+
+function assertPositive(name: string, value: number): void {
+  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number, got ${value}`);
+}
+
+function assertCount(name: string, value: number, max: number): void {
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`${name} must be an integer from 1 to ${max}, got ${value}`);
+  }
+}
+
+/**
+ * Tells parked pollers of `queueName` that work may be there. Issued on the
+ * writing transaction's connection (the parameter type insists on a
+ * transaction), so Postgres holds it until commit and a rollback announces
+ * nothing. Repeats of one payload in one transaction are delivered once.
+ *
+ * `enqueueTask`, `releaseLease` and `requeueExpiredLeases` already notify inside
+ * their own statement; this is for other paths that make queued work visible.
+ */
+export async function notifyTaskAvailable(
+  trx: Transaction<Database>,
+  namespaceId: string,
+  queueName: string,
+): Promise<void> {
+  await sql`SELECT pg_notify(${TASKS_CHANNEL}, ${taskAvailableKey(namespaceId, queueName)})`.execute(trx);
+}
+
+export interface EnqueueTaskInput {
+  queueName: string;
+  taskId: string;
+  workflowId: string;
+  namespaceId: string;
+  /** Denormalised from TaskExecutions so the system-task runner needs no join. */
+  taskType: string;
+  /** Higher leases first (Conductor's 0..99); ties go first in, first out. */
+  priority: number;
+  /** Not deliverable before this; defaults to now(). */
+  visibleAt?: Date | string;
+}
+
+/**
+ * Enqueues tasks, idempotently: ON CONFLICT ("queueName","taskId") DO NOTHING, so
+ * a decider that re-runs (or a retry of the same attempt) never queues a task
+ * twice. Returns the rows actually inserted; a task already queued is not in it.
+ *
+ * The NOTIFY for each inserted, already-visible row is part of this same
+ * statement rather than a second call the caller must remember: a notification
+ * every writer has to remember is the shape of bug that silently stops parked
+ * workers waking on whichever path nobody exercised. Being in the statement, it
+ * is also always in the writing transaction, so it fires at its commit and
+ * never for a rollback.
+ */
+export async function enqueueTasks(db: Executor, entries: readonly EnqueueTaskInput[]): Promise<TaskQueueRow[]> {
+  if (entries.length === 0) return [];
+  for (const entry of entries) {
+    if (!Number.isInteger(entry.priority)) throw new RangeError(`priority must be an integer, got ${entry.priority}`);
+  }
+  const rows = await db
+    .with("inserted", (qb) =>
+      qb
+        .insertInto("TaskQueues")
+        .values(
+          entries.map((e) => ({
+            queueName: e.queueName,
+            taskId: e.taskId,
+            workflowId: e.workflowId,
+            namespaceId: e.namespaceId,
+            taskType: e.taskType,
+            priority: e.priority,
+            visibleAt: e.visibleAt,
+          })),
+        )
+        .onConflict((oc) => oc.columns(["queueName", "taskId"]).doNothing())
+        .returningAll(),
+    )
+    .selectFrom("inserted")
+    .selectAll()
+    // A SELECT-only CTE that nothing reads is never run, so the notify must be in
+    // the outer select list. A future-visible row (a delay) wakes nobody: the
+    // pollers' periodic re-check picks it up once it is due.
+    .select(
+      sql<null>`CASE WHEN "visibleAt" <= now() THEN ${notifyExpression(sql.ref("namespaceId"), sql.ref("queueName"))} END`.as(
+        "notified",
+      ),
+    )
+    .execute();
+  return rows.map(({ notified: _notified, ...row }) => row);
+}
+
+/** One task; true if it was queued now, false if it already was. See {@link enqueueTasks}. */
+export async function enqueueTask(db: Executor, entry: EnqueueTaskInput): Promise<boolean> {
+  return (await enqueueTasks(db, [entry])).length === 1;
+}
+
+export interface LeaseTasksInput {
+  queueName: string;
+  namespaceId: string;
+  /** At most this many, 1 to 1000. */
+  count: number;
+  leaseSeconds: number;
+  /** Recorded as "leaseOwner" and the task's "workerId"; renew/ack/release must present it. */
+  owner: string;
+  now?: Date | string;
+}
+
+export interface LeasedTask {
+  /** The queue row as leased ("leaseExpiresAt", "leaseOwner" set). */
+  queue: TaskQueueRow;
+  /** The task after the lease: IN_PROGRESS, "pollCount" + 1, "workerId" = owner, "startedAt" set on first lease. */
+  task: TaskExecutionRow;
+}
+
+/**
+ * The queue half of a lease, one statement. Exported for the plan test only;
+ * call {@link leaseTasks}.
+ *
+ * - `candidates` is an ordered scan of "TaskQueues_dequeue_idx" ("queueName",
+ *   "priority" DESC, "id") WHERE "leaseExpiresAt" IS NULL, in exactly its order,
+ *   so LIMIT stops after `count` rows: no sort, and leased rows are not in the
+ *   index at all. "visibleAt" and "namespaceId" are not in that index and are
+ *   checked on each heap row reached, so deferred rows at the head of a queue
+ *   are stepped past on every poll (~0.4 µs each; measured in
+ *   leaseTasks' comment).
+ * - FOR UPDATE SKIP LOCKED: concurrent leasers take disjoint rows instead of
+ *   queueing behind each other's locks. A row another leaser committed after our
+ *   snapshot is re-checked under the lock ("leaseExpiresAt" IS NULL now fails),
+ *   so no row is ever leased twice.
+ * - The update repeats `"queueName" = …` although the ids already pin the rows:
+ *   without it the planner cannot prune, and the UPDATE is planned and
+ *   initialised over all eight partitions.
+ * - `"id" = ANY (ARRAY(SELECT … FROM "candidates"))` rather than a join to the
+ *   CTE: with a join the planner chose a sequential scan of the partition plus
+ *   a hash join when the queue held ~1,000 rows. The array makes it one
+ *   primary-key index scan whatever the table holds.
+ */
+export function leaseTasksStatement(input: LeaseTasksInput): RawBuilder<TaskQueueRow> {
+  const now = at(input.now);
+  return sql<TaskQueueRow>`
+    WITH "candidates" AS (
+      SELECT "id"
+      FROM "TaskQueues"
+      WHERE "queueName" = ${input.queueName}
+        AND "leaseExpiresAt" IS NULL
+        AND "namespaceId" = ${input.namespaceId}
+        AND "visibleAt" <= ${now}
+      ORDER BY "priority" DESC, "id"
+      LIMIT ${input.count}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE "TaskQueues" AS "q"
+    SET "leaseExpiresAt" = ${now} + ${seconds(input.leaseSeconds)},
+        "leaseOwner" = ${input.owner}
+    WHERE "q"."queueName" = ${input.queueName}
+      AND "q"."id" = ANY (ARRAY(SELECT "id" FROM "candidates"))
+    RETURNING "q".*`;
+}
+
+/**
+ * What a lease means to the task: IN_PROGRESS, "startedAt" on the first lease,
+ * "pollCount" + 1, "workerId". Only SCHEDULED and IN_PROGRESS tasks are
+ * started; a queue row whose task has ended (cancelled while queued) or is
+ * missing gets no task back. The ids are constants here, so Postgres prunes
+ * "TaskExecutions" to the partitions of the leased workflows at plan time.
+ */
+async function startLeasedTasks(
+  trx: Executor,
+  input: LeaseTasksInput,
+  leased: readonly TaskQueueRow[],
+): Promise<TaskExecutionRow[]> {
+  const now = at(input.now);
+  return trx
+    .updateTable("TaskExecutions")
+    .set((eb) => ({
+      status: "IN_PROGRESS",
+      startedAt: sql<Date>`COALESCE("startedAt", ${now})`,
+      pollCount: eb("pollCount", "+", 1),
+      workerId: input.owner,
+      updatedAt: now,
+    }))
+    .where("workflowId", "in", [...new Set(leased.map((row) => row.workflowId))])
+    .where("id", "in", leased.map((row) => row.taskId))
+    .where("namespaceId", "=", input.namespaceId)
+    .where("status", "in", ["SCHEDULED", "IN_PROGRESS"])
+    .returningAll()
+    .execute();
+}
+
+/**
+ * Leases up to `count` visible, unleased tasks of one queue, highest priority
+ * first and first in, first out within a priority, and starts them. Returns []
+ * when none is available. Runs in the caller's transaction, or opens one.
+ *
+ * Two statements in one transaction (the queue lease, then the TaskExecutions
+ * update), not one statement with a data-modifying CTE, because the CTE
+ * measured slower. Embedded Postgres 18 on 2 cores shared with Node (and a busy
+ * machine: load 5 to 8), fsync and synchronous_commit off, 300,000 finished
+ * tasks of history in TaskExecutions, 16 concurrent leasers taking 10 at a time
+ * until 10,000 queued tasks were drained; ten rounds each (/tmp scratch script,
+ * not committed), no task leased twice in any run:
+ *   one statement, queue lease + task update as CTEs:  2,500–3,400 tasks/s, median ~2,950
+ *   lease, then UPDATE "TaskExecutions", one txn:      3,100–4,150 tasks/s, median ~3,600
+ *   queue lease alone, no task bookkeeping (floor):   11,000–18,000 tasks/s
+ * The CTE cannot know at plan time which workflows it will touch, so it plans
+ * and opens all 16 "TaskExecutions" partitions (~3.5 ms of planning per call,
+ * and with a plain join the planner even hash-joined against the whole
+ * frontier index); the second statement carries the ids as constants and
+ * prunes at plan time, which outweighs the extra BEGIN/COMMIT round trips. The
+ * task update dominates either way: "status" is in the partial indexes'
+ * predicates, so no task update is HOT and each of the table's five indexes
+ * takes a new entry.
+ *
+ * "visibleAt" is outside the dequeue index, so deferred rows are stepped past
+ * on the heap: with 10,000 deferred rows ahead of the first visible one the
+ * candidate scan took 4.1 ms instead of 0.03 ms, and a whole single-task lease
+ * 6.2 ms instead of 2.8 ms (medians of 200).
+ */
+export async function leaseTasks(db: Executor, input: LeaseTasksInput): Promise<LeasedTask[]> {
+  assertCount("count", input.count, 1000);
+  assertPositive("leaseSeconds", input.leaseSeconds);
+  if (!db.isTransaction) return db.transaction().execute((trx) => leaseTasks(trx, input));
+
+  const { rows: queueRows } = await leaseTasksStatement(input).execute(db);
+  if (queueRows.length === 0) return [];
+  const tasks = new Map((await startLeasedTasks(db, input, queueRows)).map((task) => [task.id, task]));
+
+  const leased: LeasedTask[] = [];
+  const dead: string[] = [];
+  // RETURNING order is unspecified: restore priority, then first-in-first-out.
+  queueRows.sort((a, b) => b.priority - a.priority || a.id - b.id);
+  for (const queue of queueRows) {
+    const task = tasks.get(queue.taskId);
+    if (task && task.workflowId === queue.workflowId) leased.push({ queue, task });
+    else dead.push(queue.taskId);
+  }
+  if (dead.length > 0) {
+    // Rare: a task cancelled while queued, whose canceller left the queue row.
+    // Deleted by this lease, which holds the rows, rather than handed to a
+    // worker or left to expire, be requeued and be found dead again.
+    await db
+      .deleteFrom("TaskQueues")
+      .where("queueName", "=", input.queueName)
+      .where("taskId", "in", dead)
+      .where("leaseOwner", "=", input.owner)
+      .execute();
+  }
+  return leased;
+}
+
+/**
+ * Whether a lease would find anything right now: a read-only probe of the
+ * dequeue index, no locks, no transaction. For parked polls' periodic
+ * re-checks, which nearly always find nothing: ~150–200 µs an empty check
+ * against ~500–700 µs for BEGIN, an empty lease and COMMIT (sequential empty
+ * polls, 4 × 3,000, same machine as leaseTasks' figures). Not worth it before a
+ * lease that is likely to succeed: under load it is one more round trip per
+ * lease (probe + lease drained the 10,000-task benchmark at 2,750–3,050 tasks/s
+ * against 3,050–3,600 without).
+ */
+export async function hasVisibleTask(
+  db: Executor,
+  input: { namespaceId: string; queueName: string; now?: Date | string },
+): Promise<boolean> {
+  const row = await db
+    .selectFrom("TaskQueues")
+    .select(sql<number>`1`.as("found"))
+    .where("queueName", "=", input.queueName)
+    .where("leaseExpiresAt", "is", null)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("visibleAt", "<=", at(input.now))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Identifies one queued task and who claims to hold it. */
+export interface HeldTask {
+  namespaceId: string;
+  /** The partition key: without it the lookup probes all eight partitions. */
+  queueName: string;
+  taskId: string;
+  /** The lease owner (the worker id it leased under). */
+  owner: string;
+}
+
+/**
+ * Extends a held lease to now + `leaseSeconds` (a heartbeat). False, and nothing
+ * changes, when `owner` does not hold the task: never leased, leased by someone
+ * else, acknowledged, or already requeued by the sweeper. A lease that has
+ * expired but not yet been swept is still held (nobody else can have it), so it
+ * can be renewed.
+ */
+export async function renewLease(
+  db: Executor,
+  input: HeldTask & { leaseSeconds: number; now?: Date | string },
+): Promise<boolean> {
+  assertPositive("leaseSeconds", input.leaseSeconds);
+  const now = at(input.now);
+  const result = await db
+    .updateTable("TaskQueues")
+    .set({ leaseExpiresAt: sql<Date>`${now} + ${seconds(input.leaseSeconds)}` })
+    .where("queueName", "=", input.queueName)
+    .where("taskId", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("leaseOwner", "=", input.owner)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Removes a finished task from the queue. False, and nothing is deleted, unless `owner` holds it. */
+export async function acknowledge(db: Executor, input: HeldTask): Promise<boolean> {
+  const result = await db
+    .deleteFrom("TaskQueues")
+    .where("queueName", "=", input.queueName)
+    .where("taskId", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("leaseOwner", "=", input.owner)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * Gives a held task back, visible again at now + `delaySeconds`. The row keeps
+ * its "id", so it keeps its place in first-in-first-out order once visible.
+ * Notifies in the same statement when it is visible at once.
+ */
+async function returnToQueue(
+  db: Executor,
+  input: HeldTask & { delaySeconds: number; now?: Date | string },
+): Promise<boolean> {
+  if (!(Number.isFinite(input.delaySeconds) && input.delaySeconds >= 0)) {
+    throw new RangeError(`delaySeconds must be a non-negative number, got ${input.delaySeconds}`);
+  }
+  const now = at(input.now);
+  const visibleNow = input.delaySeconds === 0;
+  const result = await db
+    .updateTable("TaskQueues")
+    .set({
+      leaseExpiresAt: null,
+      leaseOwner: null,
+      visibleAt: visibleNow ? now : sql<Date>`${now} + ${seconds(input.delaySeconds)}`,
+    })
+    .where("queueName", "=", input.queueName)
+    .where("taskId", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("leaseOwner", "=", input.owner)
+    .returning(
+      visibleNow
+        ? sql<null>`${notifyExpression(sql.ref("namespaceId"), sql.ref("queueName"))}`.as("notified")
+        : sql<null>`NULL`.as("notified"),
+    )
+    .executeTakeFirst();
+  return result !== undefined;
+}
+
+/** Makes a held task visible again now (a worker giving it back). False, changing nothing, unless `owner` holds it. */
+export async function releaseLease(db: Executor, input: HeldTask & { now?: Date | string }): Promise<boolean> {
+  return returnToQueue(db, { ...input, delaySeconds: 0 });
+}
+
+/**
+ * Releases a held task to become visible after `delaySeconds`: an IN_PROGRESS
+ * update's callbackAfterSeconds, or a retry delay. False, changing nothing,
+ * unless `owner` holds it. No notification when delayed: nothing is visible
+ * yet, and pollers' periodic re-check finds the row once it is due.
+ */
+export async function defer(
+  db: Executor,
+  input: HeldTask & { delaySeconds: number; now?: Date | string },
+): Promise<boolean> {
+  return returnToQueue(db, input);
+}
+
+/**
+ * Deletes a task's queue row whoever holds it: for the decider and timers when a
+ * task is cancelled, skipped or timed out. Touch the queue row before the
+ * TaskExecutions row (see the lock-order note at the top).
+ */
+export async function removeQueuedTask(
+  db: Executor,
+  input: { namespaceId: string; queueName: string; taskId: string },
+): Promise<boolean> {
+  const result = await db
+    .deleteFrom("TaskQueues")
+    .where("queueName", "=", input.queueName)
+    .where("taskId", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export interface ExpiredLease {
+  namespaceId: string;
+  queueName: string;
+  taskId: string;
+  workflowId: string;
+  /** Who held it when it expired. */
+  previousOwner: string | null;
+  leaseExpiredAt: Date;
+}
+
+export interface RequeueExpiredResult {
+  /** Rows requeued; equal to `limit` means run again at once (BackgroundRunner's full batch). */
+  count: number;
+  tasks: ExpiredLease[];
+}
+
+/**
+ * Requeues up to `limit` tasks whose lease has expired (the worker died or hung):
+ * clears the lease so the row re-enters the dequeue index, visible at once, and
+ * notifies its queue in the same statement. Returns the tasks so the caller can
+ * do the task bookkeeping (attempt, poll count, a timeout) in the same
+ * transaction if it wants one.
+ *
+ * The scan is the lease index ("leaseExpiresAt") WHERE "leaseExpiresAt" IS NOT
+ * NULL, oldest first, a merge across the eight partitions. SKIP LOCKED: a row a
+ * worker is renewing or acknowledging right now is skipped, not waited on, and
+ * a renewal that commits after our snapshot fails the re-check under the lock
+ * ("leaseExpiresAt" <= now), so a live heartbeat is never swept. Two sweeper
+ * replicas take disjoint batches. RETURNING OLD (new in Postgres 18) reports the
+ * lease being cleared without a second read.
+ */
+export async function requeueExpiredLeases(
+  db: Executor,
+  input: { limit: number; now?: Date | string },
+): Promise<RequeueExpiredResult> {
+  assertCount("limit", input.limit, 10_000);
+  const now = at(input.now);
+  const { rows } = await sql<ExpiredLease>`
+    WITH "expired" AS (
+      SELECT "queueName", "id"
+      FROM "TaskQueues"
+      WHERE "leaseExpiresAt" IS NOT NULL
+        AND "leaseExpiresAt" <= ${now}
+      ORDER BY "leaseExpiresAt"
+      LIMIT ${input.limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE "TaskQueues" AS "q"
+    SET "leaseExpiresAt" = NULL, "leaseOwner" = NULL
+    FROM "expired" AS "e"
+    WHERE "q"."queueName" = "e"."queueName"
+      AND "q"."id" = "e"."id"
+    RETURNING "q"."namespaceId", "q"."queueName", "q"."taskId", "q"."workflowId",
+      OLD."leaseOwner" AS "previousOwner", OLD."leaseExpiresAt" AS "leaseExpiredAt",
+      ${notifyExpression(sql`"q"."namespaceId"`, sql`"q"."queueName"`)} AS "notified"`.execute(db);
+  const tasks = rows.map(({ namespaceId, queueName, taskId, workflowId, previousOwner, leaseExpiredAt }) => ({
+    namespaceId,
+    queueName,
+    taskId,
+    workflowId,
+    previousOwner,
+    leaseExpiredAt,
+  }));
+  return { count: tasks.length, tasks };
+}
+
+export interface QueueDepth {
+  namespaceId: string;
+  queueName: string;
+  /** Unleased and visible: what a poll would get now. */
+  ready: number;
+  /** Unleased but not visible yet (callbackAfterSeconds, delays). */
+  deferred: number;
+  leased: number;
+  /** "enqueuedAt" of the oldest ready row: how far behind the workers are. */
+  oldestReadyAt: Date | null;
+}
+
+/**
+ * Per-queue depth for /metrics. A full read of the queue table, which is fine
+ * because it holds in-flight work only (acknowledged rows are deleted) and is
+ * narrow; a scrape every 15 s costs one scan of it.
+ */
+export async function queueDepths(db: Executor, namespaceId?: string): Promise<QueueDepth[]> {
+  const { rows } = await sql<QueueDepth>`
+    SELECT "namespaceId", "queueName",
+      count(*) FILTER (WHERE "leaseExpiresAt" IS NULL AND "visibleAt" <= now())::int AS "ready",
+      count(*) FILTER (WHERE "leaseExpiresAt" IS NULL AND "visibleAt" > now())::int AS "deferred",
+      count(*) FILTER (WHERE "leaseExpiresAt" IS NOT NULL)::int AS "leased",
+      min("enqueuedAt") FILTER (WHERE "leaseExpiresAt" IS NULL AND "visibleAt" <= now()) AS "oldestReadyAt"
+    FROM "TaskQueues"
+    ${namespaceId === undefined ? sql`` : sql`WHERE "namespaceId" = ${namespaceId}`}
+    GROUP BY "namespaceId", "queueName"
+    ORDER BY "namespaceId", "queueName"`.execute(db);
+  return rows;
+}

@@ -1,0 +1,227 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../db/pool";
+import { createDb } from "../db/pool";
+import { useTestDatabase } from "../db/testing/test-database";
+import { Notifier, TASKS_CHANNEL, notifyTaskAvailable, taskAvailableKey } from "./notifier";
+import { enqueueTask } from "./store/task-queues";
+import { pollTasks } from "./task-poller";
+import type { PollTasksOptions } from "./task-poller";
+
+const t = useTestDatabase();
+let notifier: Notifier;
+/** The writers' own pool: enqueues commit on connections the pollers never use. */
+let writer: Db;
+
+beforeAll(async () => {
+  notifier = new Notifier({ connectionString: t.url, applicationName: "poller-test" });
+  await notifier.start();
+  writer = createDb(t.url, { max: 2 });
+});
+
+afterAll(async () => {
+  await notifier?.close();
+  await writer?.destroy();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A scheduled task, enqueued (and so notified) in one transaction on the writer pool. */
+async function enqueue(namespaceId: string, queueName: string, options: { rollback?: boolean } = {}): Promise<string> {
+  const workflowId = randomUUID();
+  const taskId = randomUUID();
+  const write = writer.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("TaskExecutions")
+      .values({ id: taskId, workflowId, namespaceId, refName: `ref_${taskId}`, taskType: "SIMPLE", taskDefName: queueName, queueName })
+      .execute();
+    await enqueueTask(trx, { namespaceId, queueName, taskId, workflowId, taskType: "SIMPLE", priority: 0 });
+    // Redundant with enqueueTask's own notify; here to prove even an explicit
+    // notify in a rolled-back transaction reaches nobody.
+    await notifyTaskAvailable(trx, namespaceId, queueName);
+    if (options.rollback) throw new Error("roll back");
+  });
+  if (options.rollback) await write.catch(() => undefined);
+  else await write;
+  return taskId;
+}
+
+function options(namespaceId: string, queueName: string, overrides: Partial<PollTasksOptions> = {}): PollTasksOptions {
+  return { namespaceId, queueName, count: 1, timeoutMs: 10_000, workerId: "worker", leaseSeconds: 30, ...overrides };
+}
+
+/** Starts a poll and reports how long it took and what it returned. */
+function startPoll(deps: Parameters<typeof pollTasks>[0], opts: PollTasksOptions) {
+  const started = performance.now();
+  let settledAt: number | undefined;
+  const result = pollTasks(deps, opts).then((leased) => {
+    settledAt = performance.now();
+    return leased;
+  });
+  return { result, started, settled: () => settledAt !== undefined, settledAt: () => settledAt };
+}
+
+/** Until the poll has subscribed and (given a little time) found the queue empty and parked. */
+async function parked(key: string, waiters: number): Promise<void> {
+  await waitFor(() => notifier.stats.waiters >= waiters, `${waiters} parked polls on ${key}`);
+  await sleep(300);
+}
+
+describe("pollTasks", () => {
+  it("returns at once when a task is already there", async () => {
+    const ns = randomUUID();
+    const taskId = await enqueue(ns, "ready");
+    const poll = startPoll({ db: t.db, notifier }, options(ns, "ready"));
+    const leased = await poll.result;
+    expect(leased.map((l) => l.queue.taskId)).toEqual([taskId]);
+    expect(leased[0]?.task).toMatchObject({ status: "IN_PROGRESS", workerId: "worker" });
+    expect(poll.settledAt()! - poll.started).toBeLessThan(5000);
+  });
+
+  it("a timeout of 0 is a plain poll", async () => {
+    expect(await pollTasks({ db: t.db, notifier }, options(randomUUID(), "empty", { timeoutMs: 0 }))).toEqual([]);
+  });
+
+  it("wakes on an enqueue committed by another connection, long before its timeout", async () => {
+    const ns = randomUUID();
+    // A re-check interval far beyond the timeout: only the notification can wake it.
+    const poll = startPoll({ db: t.db, notifier }, options(ns, "wake", { recheckIntervalMs: 600_000 }));
+    await parked("wake", 1);
+    expect(poll.settled()).toBe(false);
+    const enqueuedAt = performance.now();
+    const taskId = await enqueue(ns, "wake");
+    const leased = await poll.result;
+    expect(leased.map((l) => l.queue.taskId)).toEqual([taskId]);
+    // Typically a few milliseconds; the bound is loose for a shared machine, and
+    // still far inside the 10 s the poll would otherwise have waited.
+    expect(poll.settledAt()! - enqueuedAt).toBeLessThan(5000);
+  });
+
+  it("is not woken by a rolled-back enqueue, and returns nothing at its timeout", async () => {
+    const ns = randomUUID();
+    const wakes: unknown[] = [];
+    const unsubscribe = notifier.subscribe(TASKS_CHANNEL, taskAvailableKey(ns, "rollback"), (event) => wakes.push(event));
+    try {
+      const poll = startPoll({ db: t.db, notifier }, options(ns, "rollback", { timeoutMs: 2000, recheckIntervalMs: 600_000 }));
+      await parked("rollback", 2);
+      await enqueue(ns, "rollback", { rollback: true });
+      expect(await poll.result).toEqual([]);
+      expect(poll.settledAt()! - poll.started).toBeGreaterThanOrEqual(1900);
+      expect(wakes).toEqual([]);
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM "TaskQueues" WHERE "namespaceId" = ${ns}`.execute(t.db);
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it("with no notifier at all, still gets the task through its periodic re-check", async () => {
+    const ns = randomUUID();
+    const poll = startPoll({ db: t.db, notifier: null }, options(ns, "off", { recheckIntervalMs: 200 }));
+    await sleep(300);
+    const enqueuedAt = performance.now();
+    const taskId = await enqueue(ns, "off");
+    expect((await poll.result).map((l) => l.queue.taskId)).toEqual([taskId]);
+    expect(poll.settledAt()! - enqueuedAt).toBeLessThan(5000);
+  });
+
+  it("with a notifier that never connected, still gets the task through its periodic re-check", async () => {
+    const ns = randomUUID();
+    const idle = new Notifier({ connectionString: t.url }); // never started
+    const poll = startPoll({ db: t.db, notifier: idle }, options(ns, "unstarted", { recheckIntervalMs: 200 }));
+    await sleep(300);
+    const taskId = await enqueue(ns, "unstarted");
+    expect((await poll.result).map((l) => l.queue.taskId)).toEqual([taskId]);
+  });
+
+  it("without notifications, the re-check is what finds the task (control for the two above)", async () => {
+    const ns = randomUUID();
+    const poll = startPoll({ db: t.db, notifier: null }, options(ns, "control", { timeoutMs: 1500, recheckIntervalMs: 600_000 }));
+    await sleep(300);
+    await enqueue(ns, "control");
+    expect(await poll.result).toEqual([]);
+    // Still there for the next poll.
+    expect(await pollTasks({ db: t.db, notifier: null }, options(ns, "control", { timeoutMs: 0 }))).toHaveLength(1);
+  });
+
+  it("ends promptly when aborted, and leases nothing once aborted", async () => {
+    const ns = randomUUID();
+    const abort = new AbortController();
+    const poll = startPoll({ db: t.db, notifier }, options(ns, "abort", { signal: abort.signal }));
+    await sleep(200);
+    const abortedAt = performance.now();
+    abort.abort();
+    expect(await poll.result).toEqual([]);
+    expect(poll.settledAt()! - abortedAt).toBeLessThan(3000);
+    expect(notifier.stats.waiters).toBe(0);
+
+    await enqueue(ns, "abort");
+    expect(await pollTasks({ db: t.db, notifier }, options(ns, "abort", { signal: abort.signal }))).toEqual([]);
+    const { rows } = await sql<{ owner: string | null }>`
+      SELECT "leaseOwner" AS "owner" FROM "TaskQueues" WHERE "namespaceId" = ${ns}`.execute(t.db);
+    expect(rows).toEqual([{ owner: null }]);
+  });
+
+  it("several parked polls on one queue are all woken and split the tasks, none leased twice", async () => {
+    const ns = randomUUID();
+    const polls = Array.from({ length: 4 }, (_, i) =>
+      startPoll({ db: t.db, notifier }, options(ns, "split", { workerId: `w${i}`, recheckIntervalMs: 600_000 })),
+    );
+    await parked("split", 4);
+    const taskIds = await writer.transaction().execute(async (trx) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const taskId = randomUUID();
+        const workflowId = randomUUID();
+        await trx
+          .insertInto("TaskExecutions")
+          .values({ id: taskId, workflowId, namespaceId: ns, refName: `r${i}`, taskType: "SIMPLE", taskDefName: "split", queueName: "split" })
+          .execute();
+        await enqueueTask(trx, { namespaceId: ns, queueName: "split", taskId, workflowId, taskType: "SIMPLE", priority: 0 });
+        ids.push(taskId);
+      }
+      return ids;
+    });
+    const results = await Promise.all(polls.map((p) => p.result));
+    for (const [i, leased] of results.entries()) {
+      expect(leased).toHaveLength(1);
+      expect(leased[0]?.queue.leaseOwner).toBe(`w${i}`);
+    }
+    expect(new Set(results.flat().map((l) => l.queue.taskId))).toEqual(new Set(taskIds));
+  });
+
+  it("re-reads after the notifier reconnects, so a notification sent while it was down costs only latency", async () => {
+    const ns = randomUUID();
+    // Slow to reconnect, so the enqueue below lands while nobody is listening.
+    const flaky = new Notifier({ connectionString: t.url, applicationName: "poller-test-flaky", initialReconnectDelayMs: 1500 });
+    await flaky.start();
+    try {
+      const poll = startPoll({ db: t.db, notifier: flaky }, options(ns, "gap", { timeoutMs: 20_000, recheckIntervalMs: 600_000 }));
+      await sleep(300);
+      const pid = flaky.stats.backendPid;
+      await sql`SELECT pg_terminate_backend(${pid})`.execute(t.db);
+      await waitFor(() => !flaky.connected, "the notifier to notice");
+      const taskId = await enqueue(ns, "gap");
+      expect(flaky.connected).toBe(false);
+      const leased = await poll.result;
+      expect(leased.map((l) => l.queue.taskId)).toEqual([taskId]);
+      expect(flaky.stats.reconnects).toBe(1);
+      expect(poll.settledAt()! - poll.started).toBeLessThan(15_000);
+    } finally {
+      await flaky.close();
+    }
+  });
+
+  it("rejects a timeout beyond the maximum", async () => {
+    await expect(pollTasks({ db: t.db, notifier }, options(randomUUID(), "q", { timeoutMs: 60_000 }))).rejects.toThrow(RangeError);
+  });
+});

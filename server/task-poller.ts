@@ -1,0 +1,156 @@
+import type { Db } from "../db/pool";
+import type { Notifier } from "./notifier";
+import { TASKS_CHANNEL, hasVisibleTask, leaseTasks, releaseLease, taskAvailableKey } from "./store/task-queues";
+import type { LeasedTask } from "./store/task-queues";
+
+/**
+ * Long-poll: a worker's poll is parked until a task arrives or its timeout
+ * passes, instead of the worker polling on a short interval. An idle worker
+ * then costs one held HTTP request and a cheap re-check now and then, not a
+ * query every 100 ms, and a task starts as soon as its enqueue commits.
+ */
+
+/** Upper bound for `timeoutMs`: under common proxies' idle timeouts (60 s), with room. */
+export const MAX_POLL_TIMEOUT_MS = 30_000;
+
+export interface TaskPollerDeps {
+  db: Db;
+  /**
+   * The process's notifier, or null to run with notifications off entirely. It
+   * need not be connected: a poll that hears nothing still re-checks.
+   */
+  notifier: Notifier | null;
+}
+
+export interface PollTasksOptions {
+  namespaceId: string;
+  queueName: string;
+  /** Tasks to lease at most, 1 to 1000. */
+  count: number;
+  /** How long to park when nothing is there, 0 to MAX_POLL_TIMEOUT_MS; 0 is a plain poll. */
+  timeoutMs: number;
+  workerId: string;
+  leaseSeconds: number;
+  /** Aborts the poll (the client went away); resolves [] promptly. */
+  signal?: AbortSignal;
+  /**
+   * While parked, re-check this often even without a notification. NOTIFY is
+   * an optimisation, never a guarantee: this interval is what bounds the cost of
+   * a missed one (a notifier mid-reconnect, a deferred task becoming visible,
+   * which notifies nobody). Jittered ±20% so parked polls do not re-check in
+   * lockstep. Default 1000.
+   */
+  recheckIntervalMs?: number;
+}
+
+/**
+ * Leases up to `count` tasks of one queue, waiting up to `timeoutMs` for one to
+ * arrive. Resolves as soon as at least one is leased, or with [] at the timeout
+ * or on abort.
+ *
+ * Order matters: subscribe, *then* lease. A task committed after the lease's
+ * snapshot but before a subscription would notify nobody, and the poll would
+ * sleep through work that is already there. Likewise the wake flag is cleared
+ * before each lease attempt, never after, so a notification that lands while a
+ * lease query is in flight is not lost.
+ *
+ * Concurrent polls of one queue (in this process or others) are all woken by a
+ * notification and race; SKIP LOCKED splits the tasks between them and no task
+ * is leased twice. The losers find nothing and park again.
+ */
+export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions): Promise<LeasedTask[]> {
+  const { namespaceId, queueName, count, timeoutMs, workerId, leaseSeconds, signal } = options;
+  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0 && timeoutMs <= MAX_POLL_TIMEOUT_MS)) {
+    throw new RangeError(`timeoutMs must be from 0 to ${MAX_POLL_TIMEOUT_MS}, got ${timeoutMs}`);
+  }
+  const recheckIntervalMs = options.recheckIntervalMs ?? 1000;
+  if (!(recheckIntervalMs > 0)) throw new RangeError(`recheckIntervalMs must be positive, got ${recheckIntervalMs}`);
+  if (signal?.aborted) return [];
+
+  const deadline = performance.now() + timeoutMs;
+  const wake = new WakeSignal();
+  const unsubscribe = deps.notifier?.subscribe(TASKS_CHANNEL, taskAvailableKey(namespaceId, queueName), () =>
+    wake.set(),
+  );
+  const onAbort = () => wake.set();
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    // The first attempt and any after a notification go straight to the lease:
+    // work is likely there. A re-check the interval timer woke usually finds
+    // nothing, so it probes first (read-only, no transaction, ~3x cheaper).
+    let probeFirst = false;
+    for (;;) {
+      wake.clear();
+      const worthLeasing = !probeFirst || (await hasVisibleTask(deps.db, { namespaceId, queueName }));
+      const leased = worthLeasing
+        ? await leaseTasks(deps.db, { namespaceId, queueName, count, leaseSeconds, owner: workerId })
+        : [];
+      if (signal?.aborted) {
+        // Nobody is left to hand these to: give them back now rather than leave
+        // them leased until the sweeper finds the lease expired.
+        await releaseAll(deps.db, namespaceId, workerId, leased);
+        return [];
+      }
+      if (leased.length > 0) return leased;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return [];
+      const woken = await wake.wait(Math.min(remaining, jitter(recheckIntervalMs)));
+      if (signal?.aborted) return [];
+      // Timed out with nothing heard: done, without one more query at the deadline.
+      if (!woken && performance.now() >= deadline) return [];
+      probeFirst = !woken;
+    }
+  } finally {
+    unsubscribe?.();
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function releaseAll(db: Db, namespaceId: string, owner: string, leased: readonly LeasedTask[]): Promise<void> {
+  for (const { queue } of leased) {
+    try {
+      await releaseLease(db, { namespaceId, queueName: queue.queueName, taskId: queue.taskId, owner });
+    } catch {
+      // Best effort: an unreleased lease expires and the sweeper requeues it.
+    }
+  }
+}
+
+function jitter(ms: number): number {
+  return Math.max(1, Math.round(ms * (0.8 + 0.4 * Math.random())));
+}
+
+/**
+ * A latch: `set()` before or during `wait()` ends the wait, and stays set until
+ * `clear()`. A plain "resolve the current promise" would drop a notification
+ * that arrives while nobody is waiting yet (during a lease query).
+ */
+class WakeSignal {
+  private isSet = false;
+  private resolve: (() => void) | undefined;
+
+  set(): void {
+    this.isSet = true;
+    this.resolve?.();
+  }
+
+  clear(): void {
+    this.isSet = false;
+  }
+
+  /** Resolves true when set (now or within `ms`), false when `ms` passed first. */
+  wait(ms: number): Promise<boolean> {
+    if (this.isSet) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.resolve = undefined;
+        resolve(false);
+      }, ms);
+      this.resolve = () => {
+        clearTimeout(timer);
+        this.resolve = undefined;
+        resolve(true);
+      };
+    });
+  }
+}
