@@ -1,5 +1,7 @@
 import { sql } from "kysely";
 import type { Db } from "@/db/pool";
+import { json } from "@/db/json";
+import type { WorkflowDefinitionRow } from "@/db/schema";
 
 /** One row of the workflows list: the newest version of a definition. */
 export interface WorkflowDefinitionSummary {
@@ -72,4 +74,103 @@ export async function listLatestWorkflowDefinitions(
     )
     .orderBy("name")
     .execute();
+}
+
+/** A stored definition version: its graph (the definition as saved) and the blueprint compiled from it. */
+export type WorkflowDefinitionVersionRow = WorkflowDefinitionRow;
+
+/**
+ * One version of a definition in `namespaceId`, or undefined. With `version`
+ * omitted, the latest *unarchived* version (archiving hides a version from
+ * pickers, "latest" included); an explicit version is returned archived or not,
+ * so runs pinned to it keep resolving.
+ */
+export async function getWorkflowDefinition(
+  db: Db,
+  namespaceId: string,
+  name: string,
+  version?: number,
+): Promise<WorkflowDefinitionVersionRow | undefined> {
+  let query = db
+    .selectFrom("WorkflowDefinitions")
+    .selectAll()
+    .where("namespaceId", "=", namespaceId)
+    .where("name", "=", name);
+  query =
+    version === undefined
+      ? query.where("archivedAt", "is", null).orderBy("version", "desc").limit(1)
+      : query.where("version", "=", version);
+  return query.executeTakeFirst();
+}
+
+export interface InsertWorkflowDefinitionVersionInput {
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  /** Builds the stored graph for the version allocated (the graph records its own version). */
+  graph: (version: number) => unknown;
+  blueprint: unknown;
+  createdBy?: string | null;
+}
+
+/** Postgres' unique_violation. */
+const UNIQUE_VIOLATION = "23505";
+
+function pgCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * Inserts the next version (max + 1) of `name` in `namespaceId` and returns the
+ * stored row.
+ *
+ * max + 1 is only safe when no other registration of the same name sits between
+ * our read and our commit, so each attempt runs in its own transaction that
+ * first takes a transaction-scoped advisory lock on (namespace, name):
+ * concurrent registrations of one name queue behind each other, and the max()
+ * after the lock — a new statement, so a fresh snapshot under READ COMMITTED —
+ * sees the previous one's commit. Registrations of different names do not
+ * block each other (bar a hash collision, which only serialises them). The
+ * UNIQUE ("namespaceId","name","version") constraint stays the arbiter: should
+ * a writer that skips the lock take the version first, the unique violation is
+ * retried with a fresh max() rather than surfaced to the user.
+ */
+export async function insertNextWorkflowDefinitionVersion(
+  db: Db,
+  input: InsertWorkflowDefinitionVersionInput,
+): Promise<WorkflowDefinitionRow> {
+  const attempts = 5;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        await sql`SELECT pg_advisory_xact_lock(hashtext('WorkflowDefinitions'), hashtext(${input.namespaceId}::text || '/' || ${input.name}::text))`.execute(
+          trx,
+        );
+        const { last } = await trx
+          .selectFrom("WorkflowDefinitions")
+          .select((eb) => eb.fn.max("version").as("last"))
+          .where("namespaceId", "=", input.namespaceId)
+          .where("name", "=", input.name)
+          .executeTakeFirstOrThrow();
+        const version = Number(last ?? 0) + 1;
+        return trx
+          .insertInto("WorkflowDefinitions")
+          .values({
+            namespaceId: input.namespaceId,
+            name: input.name,
+            version,
+            description: input.description,
+            graph: json(input.graph(version)),
+            blueprint: json(input.blueprint),
+            createdBy: input.createdBy ?? null,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      });
+    } catch (error) {
+      if (pgCode(error) === UNIQUE_VIOLATION && attempt < attempts) continue;
+      throw error;
+    }
+  }
 }

@@ -1,0 +1,223 @@
+import { sql } from "kysely";
+import { z } from "zod";
+import type { Db } from "@/db/pool";
+import type { IdempotencyStrategy } from "@/db/schema";
+import type { WorkflowDefinition } from "@/engine";
+import type { BlobStore } from "./blob-store";
+import { offloadIfLarge } from "./payload-offload";
+import { enqueueDecide } from "./store/decide-queues";
+import { claimIdempotencyKey } from "./store/idempotency-keys";
+import { getWorkflowDefinition } from "./store/workflow-definitions";
+import { appendWorkflowEvents } from "./store/workflow-events";
+import { getWorkflowExecution, insertWorkflowExecution } from "./store/workflow-executions";
+
+export interface StartExecutionDeps {
+  db: Db;
+  blobs: BlobStore;
+}
+
+export interface StartExecutionInput {
+  namespaceId: string;
+  name: string;
+  /** Latest unarchived version when omitted. */
+  version?: number;
+  input?: unknown;
+  correlationId?: string | null;
+  /** 0 to 99. */
+  priority?: number;
+  idempotencyKey?: string | null;
+  /** How a key that is already held is treated; RETURN_EXISTING when omitted. */
+  idempotencyStrategy?: IdempotencyStrategy;
+  createdBy?: string | null;
+  parentWorkflowId?: string | null;
+  parentTaskId?: string | null;
+}
+
+/** One reason the input was refused: where in the input, and why. */
+export interface InputProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+export type StartExecutionResult =
+  /** `created` is false when an idempotency key returned an existing execution (RETURN_EXISTING). */
+  | { ok: true; workflowId: string; created: boolean }
+  | { ok: false; reason: "not-found"; message: string }
+  | { ok: false; reason: "invalid-input"; problems: InputProblem[] }
+  /** The idempotency key is held by `existingWorkflowId` and the strategy refuses a second start. */
+  | { ok: false; reason: "conflict"; existingWorkflowId: string; message: string };
+
+/** The statuses FAIL_ON_RUNNING treats as "still running": the non-terminal ones. */
+const LIVE_STATUSES: ReadonlySet<string> = new Set(["RUNNING", "PAUSED"]);
+
+type Outcome =
+  | { kind: "created"; workflowId: string }
+  | { kind: "existing"; workflowId: string }
+  | { kind: "conflict"; existingWorkflowId: string; message: string };
+
+/**
+ * Starts an execution of a stored definition. Writes rows and enqueues a
+ * decide; it evaluates nothing (DESIGN.md invariant 1) — the decider schedules
+ * the first tasks.
+ *
+ * Order of work:
+ * 1. resolve the definition (latest unarchived when no version is given);
+ * 2. validate the input against the definition's inputSchema (JSON Schema,
+ *    through zod's fromJSONSchema — zod is a declared dependency; the ajv in
+ *    node_modules is only eslint's transitive copy);
+ * 3. offload an input over 256 KB to the blob store, BEFORE the transaction
+ *    (invariant 8: a rollback leaks a blob, never commits a dangling ref);
+ * 4. one transaction: claim the idempotency key and apply the strategy, insert
+ *    the execution (RUNNING, the definition's initial variables), append
+ *    WORKFLOW_STARTED (seq 1; the insert holds the new row's lock), enqueue a
+ *    decide with reason "start".
+ */
+export async function startExecution(deps: StartExecutionDeps, input: StartExecutionInput): Promise<StartExecutionResult> {
+  const { db, blobs } = deps;
+  const priority = input.priority ?? 0;
+  if (!Number.isInteger(priority) || priority < 0 || priority > 99) {
+    return { ok: false, reason: "invalid-input", problems: [{ path: ["priority"], message: "priority must be an integer from 0 to 99" }] };
+  }
+  const strategy = input.idempotencyStrategy ?? "RETURN_EXISTING";
+  const key = input.idempotencyKey ?? null;
+  if (key !== null && key.length === 0) {
+    return { ok: false, reason: "invalid-input", problems: [{ path: ["idempotencyKey"], message: "idempotencyKey must not be empty" }] };
+  }
+
+  const def = await getWorkflowDefinition(db, input.namespaceId, input.name, input.version);
+  if (def === undefined) {
+    const which = input.version === undefined ? "" : ` version ${input.version}`;
+    return { ok: false, reason: "not-found", message: `Workflow definition "${input.name}"${which} not found` };
+  }
+  const graph = def.graph as WorkflowDefinition;
+
+  const workflowInput = input.input === undefined ? {} : input.input;
+  const problems = validateInput(graph.inputSchema, workflowInput);
+  if (problems.length > 0) return { ok: false, reason: "invalid-input", problems };
+
+  const payload = await offloadIfLarge(blobs, workflowInput);
+  const inputRef = "ref" in payload ? payload.ref : null;
+
+  let outcome: Outcome;
+  try {
+    outcome = await db.transaction().execute(async (trx): Promise<Outcome> => {
+      // The id is needed before the insert (the key names it); uuidv7() like the column default, so ids stay time-ordered.
+      const { rows } = await sql<{ id: string }>`SELECT uuidv7() AS "id"`.execute(trx);
+      const workflowId = rows[0]!.id;
+
+      if (key !== null) {
+        const claim = await claimIdempotencyKey(trx, { namespaceId: input.namespaceId, key, workflowId, strategy });
+        if (!claim.claimed) {
+          const existingWorkflowId = claim.existingWorkflowId;
+          if (strategy === "RETURN_EXISTING") return { kind: "existing", workflowId: existingWorkflowId };
+          if (strategy === "FAIL") {
+            return { kind: "conflict", existingWorkflowId, message: `Idempotency key "${key}" was already used by ${existingWorkflowId}` };
+          }
+          // FAIL_ON_RUNNING: refused while the holder runs; otherwise this start takes the key over.
+          const existing = await getWorkflowExecution(trx, input.namespaceId, existingWorkflowId);
+          if (existing !== undefined && LIVE_STATUSES.has(existing.status)) {
+            return { kind: "conflict", existingWorkflowId, message: `Idempotency key "${key}" is held by ${existingWorkflowId}, which is ${existing.status}` };
+          }
+          // Compare-and-set on the holder: of several starts taking over the same
+          // finished holder at once, the first locks the key row and the others
+          // re-check this WHERE after it commits, find a new holder, and conflict.
+          const taken = await trx
+            .updateTable("IdempotencyKeys")
+            .set({ workflowId, strategy, createdAt: sql<Date>`now()` })
+            .where("namespaceId", "=", input.namespaceId)
+            .where("key", "=", key)
+            .where("workflowId", "=", existingWorkflowId)
+            .executeTakeFirst();
+          if (taken.numUpdatedRows === 0n) {
+            const holder = await trx
+              .selectFrom("IdempotencyKeys")
+              .select("workflowId")
+              .where("namespaceId", "=", input.namespaceId)
+              .where("key", "=", key)
+              .executeTakeFirst();
+            const current = holder?.workflowId ?? existingWorkflowId;
+            return { kind: "conflict", existingWorkflowId: current, message: `Idempotency key "${key}" was just taken by ${current}` };
+          }
+        }
+      }
+
+      await insertWorkflowExecution(trx, {
+        id: workflowId,
+        namespaceId: input.namespaceId,
+        defName: def.name,
+        defVersion: def.version,
+        status: "RUNNING",
+        correlationId: input.correlationId ?? null,
+        idempotencyKey: key,
+        priority,
+        // Offloaded: the JSONB column holds {} and "inputRef" the blob (payload-offload.ts).
+        input: "inline" in payload ? payload.inline : {},
+        inputRef,
+        variables: graph.variables ?? {},
+        parentWorkflowId: input.parentWorkflowId ?? null,
+        parentTaskId: input.parentTaskId ?? null,
+        createdBy: input.createdBy ?? null,
+      });
+      await appendWorkflowEvents(trx, { workflowId, namespaceId: input.namespaceId }, [
+        {
+          type: "WORKFLOW_STARTED",
+          status: "RUNNING",
+          // No input here: it may be megabytes; the execution row holds it (or its ref).
+          data: {
+            defName: def.name,
+            defVersion: def.version,
+            correlationId: input.correlationId ?? null,
+            idempotencyKey: key,
+            parentWorkflowId: input.parentWorkflowId ?? null,
+            createdBy: input.createdBy ?? null,
+          },
+        },
+      ]);
+      await enqueueDecide(trx, { workflowId, namespaceId: input.namespaceId, reason: "start" });
+      return { kind: "created", workflowId };
+    });
+  } catch (error) {
+    if (inputRef !== null) await discardBlob(blobs, inputRef);
+    throw error;
+  }
+
+  if (outcome.kind !== "created" && inputRef !== null) await discardBlob(blobs, inputRef);
+  switch (outcome.kind) {
+    case "created":
+      return { ok: true, workflowId: outcome.workflowId, created: true };
+    case "existing":
+      return { ok: true, workflowId: outcome.workflowId, created: false };
+    case "conflict":
+      return { ok: false, reason: "conflict", existingWorkflowId: outcome.existingWorkflowId, message: outcome.message };
+  }
+}
+
+/** Best effort: a blob no committed row references. Failing to delete only leaks it to orphan collection. */
+async function discardBlob(blobs: BlobStore, ref: string): Promise<void> {
+  try {
+    await blobs.delete(ref);
+  } catch {
+    // Orphan collection will find it.
+  }
+}
+
+/**
+ * The input's problems against `schema` (none when there is no schema). A
+ * schema that zod cannot convert (an unresolvable $ref, say) is reported as a
+ * problem rather than skipped: a check that silently passes is worse than none.
+ */
+function validateInput(schema: Record<string, unknown> | undefined, value: unknown): InputProblem[] {
+  if (schema === undefined) return [];
+  let validator: z.ZodType;
+  try {
+    validator = z.fromJSONSchema(schema);
+  } catch (error) {
+    return [{ path: [], message: `The workflow's inputSchema cannot be applied: ${error instanceof Error ? error.message : String(error)}` }];
+  }
+  const result = validator.safeParse(value);
+  if (result.success) return [];
+  return result.error.issues.map((issue) => ({
+    path: issue.path.map((p) => (typeof p === "symbol" ? String(p) : p)),
+    message: issue.message,
+  }));
+}
