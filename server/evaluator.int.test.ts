@@ -1,0 +1,330 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../db/pool";
+import { useTestDatabase } from "../db/testing/test-database";
+import { compile, validateDefinition } from "../engine";
+import { chain, edge, node, simple, workflow } from "../engine/definition/test-fixtures";
+import type { Json } from "../engine/definition/test-fixtures";
+import { EvaluationError, evaluateBatch } from "./evaluator";
+import type { EvaluatorDeps } from "./evaluator";
+import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
+import type { QuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
+import { enqueueDecide } from "./store/decide-queues";
+import { leaseTasks } from "./store/task-queues";
+import { completeTaskFromWorker } from "./store/task-executions";
+import { insertWorkflowExecution } from "./store/workflow-executions";
+
+const t = useTestDatabase();
+let scripts: QuickJsScriptEvaluator;
+let namespaceId: string;
+
+beforeAll(async () => {
+  scripts = await createQuickJsScriptEvaluator();
+  const ns = await t.db.insertInto("Namespaces").values({ name: `ns-${randomUUID().slice(0, 8)}` }).returning("id").executeTakeFirstOrThrow();
+  namespaceId = ns.id;
+});
+afterAll(async () => {
+  await scripts?.close();
+});
+
+const deps = (): EvaluatorDeps => ({ db: t.db, scripts });
+
+/** Registers the definition (graph + compiled blueprint) and starts a RUNNING execution with a decide queued. */
+async function start(definition: Json, input: Json = {}): Promise<string> {
+  const name = `wf_${randomUUID().slice(0, 8)}`;
+  const valid = validateDefinition({ ...definition, name });
+  if (!valid.ok) throw new Error(`invalid test definition: ${JSON.stringify(valid.problems)}`);
+  const blueprint = compile(valid.definition);
+  await t.db
+    .insertInto("WorkflowDefinitions")
+    .values({ namespaceId, name, version: 1, graph: JSON.stringify(valid.definition), blueprint: JSON.stringify(blueprint) })
+    .execute();
+  const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: name, defVersion: 1, status: "RUNNING", input });
+  await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: "start" });
+  return wf.id;
+}
+
+type Handler = (ref: string, input: Record<string, unknown>, attempt: number) => { status: "COMPLETED" | "FAILED"; output?: Json; reason?: string };
+
+/** Evaluates and works the "task" queue until nothing moves; returns the final workflow row. */
+async function run(workflowId: string, handler: Handler, queue = "task") {
+  for (let round = 0; round < 50; round++) {
+    const evaluated = await evaluateBatch(deps(), { limit: 10 });
+    const leased = await leaseTasks(t.db, { queueName: queue, namespaceId, count: 10, leaseSeconds: 30, owner: "w1" });
+    for (const { task } of leased) {
+      const result = handler(task.refName, task.input as Record<string, unknown>, task.attempt);
+      const report = await completeTaskFromWorker(t.db, {
+        namespaceId,
+        workflowId: task.workflowId,
+        taskId: task.id,
+        status: result.status,
+        output: result.output ?? {},
+        reason: result.reason ?? null,
+        workerId: "w1",
+      });
+      expect(report.ok).toBe(true);
+    }
+    if (evaluated === 0 && leased.length === 0) break;
+  }
+  return t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", workflowId).executeTakeFirstOrThrow();
+}
+
+async function tasks(db: Db, workflowId: string) {
+  return db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", workflowId)
+    .orderBy("refName")
+    .orderBy("iteration")
+    .orderBy("attempt")
+    .execute();
+}
+
+async function expectGapFreeEvents(workflowId: string): Promise<string[]> {
+  const events = await t.db.selectFrom("WorkflowEvents").select(["seq", "type"]).where("workflowId", "=", workflowId).orderBy("seq").execute();
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  return events.map((e) => e.type);
+}
+
+async function expectInvariantsAfterEnd(workflowId: string): Promise<void> {
+  const rows = await tasks(t.db, workflowId);
+  for (const r of rows) {
+    expect(r.endedAt, `${r.refName} ${r.status}`).not.toBeNull();
+    expect(r.deciderSeenAt, `${r.refName} seen`).not.toBeNull();
+  }
+  const queued = await t.db.selectFrom("TaskQueues").select("taskId").where("workflowId", "=", workflowId).execute();
+  expect(queued).toEqual([]);
+  const pending = await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", workflowId).execute();
+  expect(pending).toEqual([]);
+}
+
+describe("evaluateBatch", () => {
+  it("runs a 3-task SIMPLE chain to completion; the last output is the workflow output", async () => {
+    const id = await start(workflow([simple("a"), simple("b", { input: { prev: "${a.output.n}" } }), simple("c", { input: { prev: "${b.output.n}" } })], chain("a", "b", "c")));
+    const seen: Record<string, unknown> = {};
+    const wf = await run(id, (ref, input) => {
+      seen[ref] = input;
+      return { status: "COMPLETED", output: { n: `${ref}-done` } };
+    });
+    expect(wf.status).toBe("COMPLETED");
+    expect(wf.endedAt).not.toBeNull();
+    expect(wf.output).toEqual({ n: "c-done" });
+    expect(seen).toEqual({ a: {}, b: { prev: "a-done" }, c: { prev: "b-done" } });
+    const rows = await tasks(t.db, id);
+    expect(rows.map((r) => [r.refName, r.attempt, r.status])).toEqual([
+      ["a", 0, "COMPLETED"],
+      ["b", 0, "COMPLETED"],
+      ["c", 0, "COMPLETED"],
+    ]);
+    await expectInvariantsAfterEnd(id);
+    const types = await expectGapFreeEvents(id);
+    expect(types.filter((x) => x === "TASK_SCHEDULED")).toHaveLength(3);
+    expect(types.at(-1)).toBe("WORKFLOW_COMPLETED");
+    expect(wf.version).toBeGreaterThanOrEqual(4);
+  });
+
+  it("a javascript SWITCH (real QuickJS) takes its case and skips the other branch with SKIPPED rows", async () => {
+    const id = await start(
+      workflow(
+        [
+          simple("a"),
+          node("SWITCH", "s", { cases: ["x", "y"], evaluatorType: "javascript", expression: "$.v == 1 ? 'x' : 'y'", input: { v: "${a.output.kind}" } }),
+          simple("x1"),
+          simple("y1"),
+        ],
+        [edge("a", "s"), edge("s", "x1", "x"), edge("s", "y1", "y")],
+      ),
+    );
+    const wf = await run(id, (ref) => ({ status: "COMPLETED", output: ref === "a" ? { kind: 1 } : { ran: ref } }));
+    expect(wf.status).toBe("COMPLETED");
+    const rows = await tasks(t.db, id);
+    const byRef = Object.fromEntries(rows.map((r) => [r.refName, r]));
+    expect(byRef.s!.status).toBe("COMPLETED");
+    expect(byRef.s!.output).toEqual({ evaluationResult: ["x"] });
+    expect(byRef.x1!.status).toBe("COMPLETED");
+    expect(byRef.y1!.status).toBe("SKIPPED");
+    expect(byRef.y1!.endedAt).not.toBeNull();
+    await expectInvariantsAfterEnd(id);
+    await expectGapFreeEvents(id);
+  });
+
+  it("a fork/join of two SIMPLE tasks joins both outputs", async () => {
+    const id = await start(
+      workflow(
+        [simple("a"), simple("b"), simple("c"), node("JOIN", "j", { joinOn: ["b", "c"] }), simple("z", { input: { b: "${b.output.v}", c: "${c.output.v}" } })],
+        [edge("a", "b"), edge("a", "c"), edge("b", "j"), edge("c", "j"), edge("j", "z")],
+      ),
+    );
+    let zInput: unknown;
+    const wf = await run(id, (ref, input) => {
+      if (ref === "z") zInput = input;
+      return { status: "COMPLETED", output: { v: ref } };
+    });
+    expect(wf.status).toBe("COMPLETED");
+    expect(zInput).toEqual({ b: "b", c: "c" });
+    const rows = await tasks(t.db, id);
+    expect(rows.map((r) => [r.refName, r.status])).toEqual([
+      ["a", "COMPLETED"],
+      ["b", "COMPLETED"],
+      ["c", "COMPLETED"],
+      ["j", "COMPLETED"],
+      ["z", "COMPLETED"],
+    ]);
+    await expectInvariantsAfterEnd(id);
+    await expectGapFreeEvents(id);
+  });
+
+  it("a task failing with retryCount 2 leaves attempts 0, 1, 2 and then fails the workflow", async () => {
+    const id = await start(workflow([simple("a", { policy: { retryCount: 2, retryDelaySeconds: 0 } })]));
+    const attempts: number[] = [];
+    const wf = await run(id, (_ref, _input, attempt) => {
+      attempts.push(attempt);
+      return { status: "FAILED", reason: `boom ${attempt}` };
+    });
+    expect(attempts).toEqual([0, 1, 2]);
+    expect(wf.status).toBe("FAILED");
+    expect(wf.endedAt).not.toBeNull();
+    expect(wf.reasonForIncompletion).toContain("boom 2");
+    const rows = await tasks(t.db, id);
+    expect(rows.map((r) => [r.refName, r.attempt, r.status])).toEqual([
+      ["a", 0, "FAILED"],
+      ["a", 1, "FAILED"],
+      ["a", 2, "FAILED"],
+    ]);
+    await expectInvariantsAfterEnd(id);
+    const types = await expectGapFreeEvents(id);
+    expect(types.at(-1)).toBe("WORKFLOW_FAILED");
+  });
+
+  it("a dynamic fork runs one instance per item and aggregates their outputs in the documented SQL", async () => {
+    const id = await start(
+      workflow(
+        [node("FORK_JOIN_DYNAMIC", "fan", { forkTaskName: "work", items: "${workflow.input.items}" }), simple("after", { input: { all: "${fan.output.results}" } })],
+        chain("fan", "after"),
+      ),
+      { items: [1, 2, 3] },
+    );
+    let afterInput: unknown;
+    for (let round = 0; round < 20; round++) {
+      await run(id, (ref, input) => ({ status: "COMPLETED", output: { ref, input } }), "work");
+      await run(id, (ref, input) => {
+        afterInput = input;
+        return { status: "COMPLETED", output: { ref } };
+      });
+      const wf = await t.db.selectFrom("WorkflowExecutions").select("status").where("id", "=", id).executeTakeFirstOrThrow();
+      if (wf.status !== "RUNNING") break;
+    }
+    const wf = await t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    expect(wf.status).toBe("COMPLETED");
+    const rows = await tasks(t.db, id);
+    expect(rows.map((r) => [r.refName, r.status])).toEqual([
+      ["after", "COMPLETED"],
+      ["fan", "COMPLETED"],
+      ["fan#0", "COMPLETED"],
+      ["fan#1", "COMPLETED"],
+      ["fan#2", "COMPLETED"],
+    ]);
+    const fan = rows.find((r) => r.refName === "fan")!;
+    expect((fan.output as { results: { ref: string }[] }).results.map((o) => o.ref)).toEqual(["fan#0", "fan#1", "fan#2"]);
+    expect((afterInput as { all: unknown[] }).all).toHaveLength(3);
+    await expectInvariantsAfterEnd(id);
+    await expectGapFreeEvents(id);
+  });
+
+  it("is idempotent: a re-enqueued decide schedules nothing new", async () => {
+    const id = await start(workflow([simple("a"), simple("b")], chain("a", "b")));
+    expect(await evaluateBatch(deps(), { limit: 10 })).toBeGreaterThanOrEqual(1);
+    const before = await tasks(t.db, id);
+    expect(before.map((r) => r.refName)).toEqual(["a"]);
+    const queued = await t.db.selectFrom("TaskQueues").select("taskId").where("workflowId", "=", id).execute();
+    expect(queued).toHaveLength(1);
+    for (let i = 0; i < 2; i++) {
+      await enqueueDecide(t.db, { workflowId: id, namespaceId, reason: "again" });
+      expect(await evaluateBatch(deps(), { limit: 10 })).toBe(1);
+    }
+    expect(await tasks(t.db, id)).toHaveLength(1);
+    expect(await t.db.selectFrom("TaskQueues").select("taskId").where("workflowId", "=", id).execute()).toHaveLength(1);
+    await expectGapFreeEvents(id);
+    // Finish it so the queue is clean for the other tests.
+    const wf = await run(id, () => ({ status: "COMPLETED" }));
+    expect(wf.status).toBe("COMPLETED");
+  });
+
+  it("a completion committing after the claim leaves a pending decide that the next batch processes", async () => {
+    const id = await start(workflow([simple("a"), simple("b")], chain("a", "b")));
+    await evaluateBatch(deps(), { limit: 10 });
+    const [leased] = await leaseTasks(t.db, { queueName: "task", namespaceId, count: 1, leaseSeconds: 30, owner: "w1" });
+    expect(leased?.task.refName).toBe("a");
+    await enqueueDecide(t.db, { workflowId: id, namespaceId, reason: "poke" });
+
+    // A decider claims (and holds) the evaluation; the worker's completion commits while it is in flight.
+    let completion: Promise<unknown> | undefined;
+    let startedDuringEvaluation = false;
+    const racing: EvaluatorDeps = {
+      db: t.db,
+      scripts,
+      now: () => {
+        // Called after the claim and the state reads, before decide: the completion starts now, on another
+        // connection. It ends the task and deletes its queue row at once (the decider locks neither), and its
+        // enqueueDecide then waits on the claim row the decider deleted but has not committed (invariant 3).
+        startedDuringEvaluation = true;
+        completion ??= completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId: leased!.task.id, status: "COMPLETED", output: { late: true }, workerId: "w1" });
+        return Date.now();
+      },
+    };
+    // Once the evaluation commits, the completion's enqueue inserts a fresh DecideQueues row and commits:
+    // the evaluation that could not see the completion leaves a pending decide behind.
+    expect(await evaluateBatch(racing, { limit: 1 })).toBe(1);
+    expect(startedDuringEvaluation).toBe(true);
+    expect(await completion).toMatchObject({ ok: true });
+    expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", id).execute()).toHaveLength(1);
+    // The evaluation that missed it did not schedule b; the next one does.
+    expect((await tasks(t.db, id)).map((r) => r.refName)).toEqual(["a"]);
+    expect(await evaluateBatch(deps(), { limit: 10 })).toBe(1);
+    expect((await tasks(t.db, id)).map((r) => r.refName)).toEqual(["a", "b"]);
+    const wf = await run(id, () => ({ status: "COMPLETED" }));
+    expect(wf.status).toBe("COMPLETED");
+    await expectGapFreeEvents(id);
+  });
+
+  it("a worker's second report of the same task is refused, and one for a task it does not hold", async () => {
+    const id = await start(workflow([simple("a")]));
+    await evaluateBatch(deps(), { limit: 10 });
+    const [leased] = await leaseTasks(t.db, { queueName: "task", namespaceId, count: 1, leaseSeconds: 30, owner: "w1" });
+    const taskId = leased!.task.id;
+    expect(await completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId, status: "COMPLETED", workerId: "w2" })).toMatchObject({ ok: false, error: "not_held" });
+    expect(await completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId, status: "COMPLETED", workerId: "w1" })).toMatchObject({ ok: true });
+    expect(await completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId, status: "FAILED", workerId: "w1" })).toMatchObject({ ok: false, error: "not_in_progress", status: "COMPLETED" });
+    expect(await completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId: randomUUID(), status: "COMPLETED" })).toMatchObject({ ok: false, error: "not_found" });
+    const wf = await run(id, () => ({ status: "COMPLETED" }));
+    expect(wf.status).toBe("COMPLETED");
+  });
+
+  it("a command the shell does not support fails the workflow loudly", async () => {
+    const id = await start(workflow([node("START_WORKFLOW", "sw", { startWorkflow: { name: "other" } })]));
+    const wf = await run(id, () => ({ status: "COMPLETED" }));
+    expect(wf.status).toBe("FAILED");
+    expect(wf.reasonForIncompletion).toBe("not supported yet: startWorkflow");
+    await expectInvariantsAfterEnd(id);
+    await expectGapFreeEvents(id);
+  });
+
+  it("a workflow whose evaluation throws is re-queued behind the others, not retried at the head forever", async () => {
+    // Poison: its definition does not exist, so every evaluation of it throws.
+    const poison = await insertWorkflowExecution(t.db, { namespaceId, defName: "missing_definition", defVersion: 1, status: "RUNNING" });
+    await enqueueDecide(t.db, { workflowId: poison.id, namespaceId, reason: "start" });
+    const good = await start(workflow([simple("a")]));
+
+    await expect(evaluateBatch(deps(), { limit: 10 })).rejects.toBeInstanceOf(EvaluationError);
+    const requeued = await t.db.selectFrom("DecideQueues").selectAll().where("workflowId", "=", poison.id).executeTakeFirstOrThrow();
+    expect(requeued.reason).toMatch(/^evaluation failed: .*missing_definition/);
+    // The next batch reaches the good workflow first, then meets the poison again.
+    await expect(evaluateBatch(deps(), { limit: 10 })).rejects.toThrow(/missing_definition/);
+    expect((await tasks(t.db, good)).map((r) => r.refName)).toEqual(["a"]);
+    expect(await t.db.selectFrom("TaskExecutions").select("id").where("workflowId", "=", poison.id).execute()).toEqual([]);
+
+    await t.db.deleteFrom("DecideQueues").where("workflowId", "=", poison.id).execute();
+    const wf = await run(good, () => ({ status: "COMPLETED" }));
+    expect(wf.status).toBe("COMPLETED");
+  });
+});

@@ -1,0 +1,610 @@
+import { sql } from "kysely";
+import type { Kysely, Transaction } from "kysely";
+import { json } from "../db/json";
+import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../db/schema";
+import { decide, refsToLoad } from "../engine";
+import type {
+  Blueprint,
+  Command,
+  EvaluationState,
+  ScriptEvaluator,
+  TaskKey,
+  TaskSnapshot,
+  UnprocessedRef,
+  WorkflowEndCommand,
+} from "../engine";
+import type { BlobStore } from "./blob-store";
+import type { Logger } from "./logger";
+import { resolvePayload, resolveTaskPayloads } from "./payload-offload";
+import { claimDecideBatch, enqueueDecide, lockWorkflow } from "./store/decide-queues";
+import { enqueueTask, removeQueuedTask } from "./store/task-queues";
+import { insertTasks, loadFrontier, loadLatestByRefs, markSeen, transitionTask } from "./store/task-executions";
+import type { InsertTaskInput } from "./store/task-executions";
+import { armTimer, cancelTimers } from "./store/timers";
+import { appendWorkflowEvents } from "./store/workflow-events";
+import type { NewWorkflowEventInput } from "./store/workflow-events";
+
+/**
+ * The decider's I/O shell (DESIGN.md "Engine invariants"): claim → lock → load
+ * → decide → apply → commit, one transaction per workflow.
+ *
+ * Why one transaction per workflow and not per batch: each claim must be
+ * deleted in the transaction that evaluates it (invariant 2), so a batch
+ * transaction would hold every claimed workflow's row lock until the slowest
+ * one finished, and one compare-and-set miss or error would roll back and
+ * redo the whole batch. Per workflow, the claim (limit 1, SKIP LOCKED) costs a
+ * statement more, but a failure touches one workflow and locks are held for
+ * one evaluation only.
+ */
+
+export interface EvaluatorDeps {
+  db: Kysely<Database>;
+  scripts: ScriptEvaluator;
+  /** Needed only when a row has an inputRef/outputRef (invariant 8); without it such an evaluation fails. */
+  blobs?: BlobStore;
+  logger?: Pick<Logger, "info" | "warn" | "error">;
+  /** Epoch ms; Date.now by default. */
+  now?: () => number;
+}
+
+export interface EvaluateBatchOptions {
+  /** Workflows to evaluate at most, 1 to 1000. */
+  limit: number;
+  offset?: number;
+}
+
+/** Commands this shell does not implement yet: a decision containing one fails the workflow, loudly. */
+export const UNSUPPORTED_COMMANDS: ReadonlySet<Command["kind"]> = new Set(["startSubWorkflow", "startWorkflow"]);
+
+/** A compare-and-set matched no row: roll the evaluation back (which restores its claim: the re-enqueue). */
+export class CompareAndSetMiss extends Error {
+  override name = "CompareAndSetMiss";
+}
+
+/**
+ * Evaluates up to `limit` workflows waiting in DecideQueues and returns how
+ * many it evaluated (terminal or missing workflows whose claim was merely
+ * dropped count too: the queue moved). Stops early when the queue is empty, or
+ * after a compare-and-set miss (the state moved under it; the restored claim
+ * is picked up by the next batch). Any other error in an evaluation re-queues
+ * that workflow at the back and rejects with {@link EvaluationError} (see
+ * evaluateOne); evaluations committed before it stay committed.
+ */
+export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchOptions): Promise<number> {
+  const { limit, offset = 0 } = options;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
+  }
+  let evaluated = 0;
+  while (evaluated < limit) {
+    let outcome: Outcome;
+    try {
+      outcome = await deps.db.transaction().execute((trx) => evaluateOne(deps, trx, offset));
+    } catch (error) {
+      if (error instanceof CompareAndSetMiss) {
+        deps.logger?.warn({ err: error.message }, "decider: compare-and-set missed; evaluation rolled back and stays queued");
+        return evaluated;
+      }
+      throw error;
+    }
+    if (outcome.kind === "empty") break;
+    if (outcome.kind === "failed") {
+      throw new EvaluationError(outcome.workflowId, outcome.error);
+    }
+    evaluated++;
+  }
+  return evaluated;
+}
+
+/** An evaluation threw; the workflow was re-queued at the back of the decide queue (see evaluateOne). */
+export class EvaluationError extends Error {
+  override name = "EvaluationError";
+  constructor(
+    readonly workflowId: string,
+    cause: unknown,
+  ) {
+    super(`evaluation of workflow ${workflowId} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+type Outcome = { kind: "empty" } | { kind: "done" } | { kind: "failed"; workflowId: string; error: unknown };
+
+/**
+ * One workflow, in the caller's transaction. An error other than a
+ * compare-and-set miss rolls back to a savepoint taken right after the claim
+ * and re-enqueues the workflow: a rollback of the whole transaction would put
+ * the claim back with its old "enqueuedAt", at the head of the queue, where a
+ * workflow that fails every time (a poison pill) would be claimed first by
+ * every decider forever. Re-enqueued, it gets a fresh "enqueuedAt" (now()) and
+ * goes behind the work already waiting; the batch then stops with an
+ * {@link EvaluationError}, so the background runner counts it and backs off.
+ */
+async function evaluateOne(deps: EvaluatorDeps, trx: Transaction<Database>, offset: number): Promise<Outcome> {
+  // Invariant 2: the claim is deleted first, in this transaction, before any read.
+  const [workflowId] = await claimDecideBatch(trx, { limit: 1, offset });
+  if (workflowId === undefined) return { kind: "empty" };
+  await sql`SAVEPOINT "evaluation"`.execute(trx);
+  try {
+    await evaluateClaimed(deps, trx, workflowId);
+    return { kind: "done" };
+  } catch (error) {
+    if (error instanceof CompareAndSetMiss) throw error; // Whole rollback: the claim comes back as it was.
+    await sql`ROLLBACK TO SAVEPOINT "evaluation"`.execute(trx);
+    const workflow = await trx.selectFrom("WorkflowExecutions").select("namespaceId").where("id", "=", workflowId).executeTakeFirst();
+    if (workflow) {
+      const message = error instanceof Error ? error.message : String(error);
+      await enqueueDecide(trx, { workflowId, namespaceId: workflow.namespaceId, reason: `evaluation failed: ${message}`.slice(0, 500) });
+    }
+    deps.logger?.error({ workflowId, err: error }, "decider: evaluation failed; re-queued at the back");
+    return { kind: "failed", workflowId, error };
+  }
+}
+
+async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, workflowId: string): Promise<void> {
+  const wf = await lockWorkflow(trx, workflowId);
+  if (!wf) return; // Claim dropped: the execution is gone.
+  if (wf.status !== "RUNNING") return; // Terminal or paused: decide would do nothing; resume re-enqueues.
+
+  const blueprint = await loadBlueprint(trx, wf.namespaceId, wf.defName, wf.defVersion);
+  const frontierRows = await loadFrontier(trx, workflowId);
+  const frontierRefs = frontierRows.filter((r) => r.endedAt === null).map((r) => r.refName);
+  const unprocessed: UnprocessedRef[] = frontierRows
+    .filter((r) => r.endedAt !== null)
+    .map((r) => ({ ref: r.refName, status: r.status }));
+  const loadedRows = await loadLatestByRefs(trx, workflowId, refsToLoad(blueprint, frontierRefs, unprocessed));
+
+  // Invariant 8: every payload resolved before decide sees it.
+  const [frontier, loaded, input] = await Promise.all([
+    resolveRows(deps, frontierRows),
+    resolveRows(deps, loadedRows),
+    wf.inputRef === null ? wf.input : resolvePayload(requireBlobs(deps), { inline: wf.input, ref: wf.inputRef }, "the workflow input"),
+  ]);
+
+  const state: EvaluationState = {
+    workflow: {
+      id: wf.id,
+      namespaceId: wf.namespaceId,
+      defName: wf.defName,
+      defVersion: wf.defVersion,
+      status: wf.status,
+      input: asObject(input),
+      variables: asObject(wf.variables),
+      ...(wf.correlationId !== null ? { correlationId: wf.correlationId } : {}),
+      startedAt: wf.startedAt.getTime(),
+      ...(wf.parentWorkflowId !== null ? { parentWorkflowId: wf.parentWorkflowId } : {}),
+      ...(wf.parentTaskId !== null ? { parentWorkflowTaskId: wf.parentTaskId } : {}),
+      priority: wf.priority,
+      version: wf.version,
+    },
+    frontier: frontier.map(toSnapshot),
+    loaded: loaded.map(toSnapshot),
+  };
+  const now = deps.now?.() ?? Date.now();
+  const decision = decide(blueprint, state, now, { scripts: deps.scripts });
+  for (const d of decision.diagnostics) {
+    deps.logger?.[d.level]({ workflowId, code: d.code, ref: d.ref }, `decide: ${d.message}`);
+  }
+
+  let commands = decision.commands;
+  const unsupported = commands.find((c) => UNSUPPORTED_COMMANDS.has(c.kind));
+  if (unsupported !== undefined) {
+    // Never silently dropped: the workflow fails, naming the command it needed.
+    deps.logger?.error({ workflowId, kind: unsupported.kind }, "decider: command not supported yet; failing the workflow");
+    commands = failForUnsupported(frontierRows, unsupported.kind);
+  }
+  await applyCommands(deps, trx, wf, frontierRows, commands, now);
+}
+
+function requireBlobs(deps: EvaluatorDeps): BlobStore {
+  if (!deps.blobs) throw new Error("evaluator: a payload is offloaded to the blob store but no blob store was configured");
+  return deps.blobs;
+}
+
+async function resolveRows(deps: EvaluatorDeps, rows: TaskExecutionRow[]): Promise<TaskExecutionRow[]> {
+  if (!rows.some((r) => r.inputRef !== null || r.outputRef !== null)) return rows;
+  return resolveTaskPayloads(requireBlobs(deps), rows);
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function toSnapshot(r: TaskExecutionRow): TaskSnapshot {
+  const s: TaskSnapshot = {
+    taskId: r.id,
+    ref: r.refName,
+    iteration: r.iteration,
+    attempt: r.attempt,
+    status: r.status,
+    taskType: r.taskType,
+    taskDefName: r.taskDefName,
+    input: asObject(r.input),
+    output: asObject(r.output),
+    scheduledAt: r.scheduledAt.getTime(),
+    seen: r.deciderSeenAt !== null,
+  };
+  if (r.reasonForIncompletion !== null) s.reasonForIncompletion = r.reasonForIncompletion;
+  if (r.firstScheduledAt !== null) s.firstScheduledAt = r.firstScheduledAt.getTime();
+  if (r.startedAt !== null) s.startedAt = r.startedAt.getTime();
+  if (r.endedAt !== null) s.endedAt = r.endedAt.getTime();
+  if (r.parentRef !== null) s.parentRef = r.parentRef;
+  if (r.forkIndex !== null) s.forkIndex = r.forkIndex;
+  if (r.timeoutSeconds !== null) s.timeoutSeconds = r.timeoutSeconds;
+  if (r.pollTimeoutSeconds !== null) s.pollTimeoutSeconds = r.pollTimeoutSeconds;
+  if (r.subWorkflowId !== null) s.subWorkflowId = r.subWorkflowId;
+  return s;
+}
+
+/** Instead of a decision this shell cannot carry out: cancel what runs, mark what ended seen, fail the workflow. */
+function failForUnsupported(frontier: readonly TaskExecutionRow[], kind: string): Command[] {
+  const commands: Command[] = [];
+  for (const r of frontier) {
+    if (r.endedAt === null) {
+      commands.push({
+        kind: "cancelTask",
+        key: { ref: r.refName, iteration: r.iteration, attempt: r.attempt },
+        taskId: r.id,
+        from: r.status,
+        reason: `not supported yet: ${kind}`,
+      });
+    }
+  }
+  const unseen = frontier.filter((r) => r.endedAt !== null).map((r) => r.id);
+  if (unseen.length > 0) commands.push({ kind: "markSeen", taskIds: unseen });
+  commands.push({ kind: "failWorkflow", reason: `not supported yet: ${kind}`, output: {} });
+  return commands;
+}
+
+// ---------------------------------------------------------------------------
+// Blueprints: immutable per (namespaceId, name, version) — a trigger refuses
+// changes — so a small in-process LRU never needs invalidating.
+
+const BLUEPRINT_CACHE_SIZE = 256;
+const blueprints = new Map<string, Blueprint>();
+
+async function loadBlueprint(db: Kysely<Database>, namespaceId: string, name: string, version: number): Promise<Blueprint> {
+  const cacheKey = `${namespaceId}\u0000${name}\u0000${version}`;
+  const hit = blueprints.get(cacheKey);
+  if (hit !== undefined) {
+    blueprints.delete(cacheKey); // re-insert: Map order is the recency order
+    blueprints.set(cacheKey, hit);
+    return hit;
+  }
+  const row = await db
+    .selectFrom("WorkflowDefinitions")
+    .select("blueprint")
+    .where("namespaceId", "=", namespaceId)
+    .where("name", "=", name)
+    .where("version", "=", version)
+    .executeTakeFirst();
+  if (!row) throw new Error(`evaluator: no workflow definition ${name} v${version} in namespace ${namespaceId}`);
+  const blueprint = row.blueprint as Blueprint;
+  blueprints.set(cacheKey, blueprint);
+  if (blueprints.size > BLUEPRINT_CACHE_SIZE) blueprints.delete(blueprints.keys().next().value!);
+  return blueprint;
+}
+
+// ---------------------------------------------------------------------------
+// Applying a decision
+
+function keyText(key: TaskKey): string {
+  return `${key.ref}\u0000${key.iteration}\u0000${key.attempt}`;
+}
+
+function describe(key: TaskKey): string {
+  return `${key.ref}[${key.iteration}.${key.attempt}]`;
+}
+
+const WORKFLOW_END_STATUS = {
+  completeWorkflow: "COMPLETED",
+  failWorkflow: "FAILED",
+  terminateWorkflow: "TERMINATED",
+  timeOutWorkflow: "TIMED_OUT",
+} as const satisfies Record<WorkflowEndCommand["kind"], string>;
+
+/**
+ * The workflow row is addressed by "id" alone: a "startedAt" read back into a
+ * JS Date has lost its microseconds, so equality on it would miss the row (see
+ * lockWorkflow). The row is locked already; the partition probes are cheap.
+ *
+ * Applies `commands` in order inside the evaluation's transaction. Every
+ * compare-and-set that matches no row throws {@link CompareAndSetMiss}, which
+ * rolls everything back — the claim included, so the workflow stays queued.
+ */
+async function applyCommands(
+  deps: EvaluatorDeps,
+  trx: Transaction<Database>,
+  wf: WorkflowExecutionRow,
+  frontier: readonly TaskExecutionRow[],
+  commands: readonly Command[],
+  nowMs: number,
+): Promise<void> {
+  const now = new Date(nowMs);
+  const workflowId = wf.id;
+  const namespaceId = wf.namespaceId;
+  const events: NewWorkflowEventInput[] = [];
+  /** Task id by identity, for rows inserted in this evaluation (later commands may address them by key). */
+  const inserted = new Map<string, string>();
+  /** Identities a scheduleTask found already present: their side effects were applied when they were inserted. */
+  const absorbed = new Set<string>();
+  const byId = new Map(frontier.map((r) => [r.id, r]));
+  const miss = (what: string): never => {
+    throw new CompareAndSetMiss(`workflow ${workflowId}: ${what}`);
+  };
+  const dequeue = async (taskId: string): Promise<void> => {
+    // Lock order: the queue row before the task row (task-queues.ts).
+    const queueName = byId.get(taskId)?.queueName;
+    if (queueName) await removeQueuedTask(trx, { namespaceId, queueName, taskId });
+  };
+  const insertOne = async (row: Omit<InsertTaskInput, "workflowId" | "namespaceId">): Promise<TaskExecutionRow | undefined> => {
+    const [created] = await insertTasks(trx, [{ ...row, workflowId, namespaceId }]);
+    const k = keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt });
+    if (created) inserted.set(k, created.id);
+    else absorbed.add(k);
+    return created;
+  };
+  const taskIdOf = (key: TaskKey, taskId?: string): string | undefined => taskId ?? inserted.get(keyText(key));
+
+  for (const c of commands) {
+    switch (c.kind) {
+      case "scheduleTask": {
+        const started = c.status === "IN_PROGRESS";
+        const created = await insertOne({
+          refName: c.key.ref,
+          iteration: c.key.iteration,
+          attempt: c.key.attempt,
+          taskType: c.taskType,
+          taskDefName: c.taskDefName,
+          queueName: c.queueName ?? null,
+          status: c.status,
+          input: c.input,
+          output: c.output,
+          scheduledAt: now,
+          firstScheduledAt: c.firstScheduledAt === undefined ? null : new Date(c.firstScheduledAt),
+          startedAt: started ? now : null,
+          updatedAt: now,
+          responseTimeoutSeconds: c.policy.responseTimeoutSeconds,
+          timeoutSeconds: c.policy.timeoutSeconds,
+          pollTimeoutSeconds: c.policy.pollTimeoutSeconds,
+          parentRef: c.parentRef ?? null,
+          forkIndex: c.forkIndex ?? null,
+        });
+        if (!created) break; // Scheduled by an earlier evaluation (invariant 5): nothing twice.
+        if (c.executor === "worker" || c.executor === "system") {
+          if (c.queueName === undefined) throw new Error(`scheduleTask ${describe(c.key)}: a ${c.executor} task without queueName`);
+          await enqueueTask(trx, {
+            queueName: c.queueName,
+            taskId: created.id,
+            workflowId,
+            namespaceId,
+            taskType: c.taskType,
+            priority: c.priority,
+            visibleAt: new Date(Math.max(c.runAt, nowMs)),
+          });
+        }
+        events.push({ type: "TASK_SCHEDULED", refName: c.key.ref, taskId: created.id, status: c.status, data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) } });
+        break;
+      }
+      case "completeTask":
+      case "failTask": {
+        const type = c.kind === "completeTask" ? "TASK_COMPLETED" : "TASK_FAILED";
+        if (c.taskId === undefined) {
+          const created = await insertOne({
+            refName: c.key.ref,
+            iteration: c.key.iteration,
+            attempt: c.key.attempt,
+            taskType: c.taskType,
+            taskDefName: c.taskDefName,
+            queueName: null,
+            status: c.status,
+            input: c.input ?? {},
+            output: c.output ?? {},
+            reasonForIncompletion: c.reasonForIncompletion ?? null,
+            scheduledAt: now,
+            startedAt: now,
+            endedAt: now,
+            updatedAt: now,
+            deciderSeenAt: now,
+            parentRef: c.parentRef ?? null,
+          });
+          if (created) events.push({ type, refName: c.key.ref, taskId: created.id, status: c.status });
+          break;
+        }
+        await dequeue(c.taskId);
+        const row = await transitionTask(
+          trx,
+          { workflowId, taskId: c.taskId, from: c.from ?? byId.get(c.taskId)?.status ?? "IN_PROGRESS" },
+          {
+            status: c.status,
+            ...(c.output !== undefined ? { output: c.output } : {}),
+            ...(c.reasonForIncompletion !== undefined ? { reasonForIncompletion: c.reasonForIncompletion } : {}),
+            endedAt: now,
+            deciderSeenAt: now,
+            updatedAt: now,
+          },
+        );
+        if (!row) miss(`${c.kind} ${describe(c.key)} from ${c.from}`);
+        events.push({ type, refName: c.key.ref, taskId: c.taskId, status: c.status, data: c.reasonForIncompletion ? { reason: c.reasonForIncompletion } : {} });
+        break;
+      }
+      case "skipTask": {
+        const created = await insertOne({
+          refName: c.key.ref,
+          iteration: c.key.iteration,
+          attempt: c.key.attempt,
+          taskType: c.taskType,
+          taskDefName: c.taskDefName,
+          queueName: null,
+          status: "SKIPPED",
+          scheduledAt: now,
+          endedAt: now,
+          updatedAt: now,
+          deciderSeenAt: now,
+          parentRef: c.parentRef ?? null,
+        });
+        if (created) events.push({ type: "TASK_SKIPPED", refName: c.key.ref, taskId: created.id, status: "SKIPPED" });
+        break;
+      }
+      case "cancelTask": {
+        if (byId.get(c.taskId)?.subWorkflowId) {
+          // Child workflows are never started by this shell yet (startSubWorkflow is unsupported), so this cannot happen; refuse rather than orphan a child.
+          throw new Error(`cancelTask ${describe(c.key)}: terminating a child workflow is not supported yet`);
+        }
+        await dequeue(c.taskId);
+        const row = await transitionTask(
+          trx,
+          { workflowId, taskId: c.taskId, from: c.from },
+          { status: "CANCELED", reasonForIncompletion: c.reason, endedAt: now, deciderSeenAt: now, updatedAt: now },
+        );
+        if (!row) miss(`cancelTask ${describe(c.key)} from ${c.from}`);
+        events.push({ type: "TASK_CANCELED", refName: c.key.ref, taskId: c.taskId, status: "CANCELED", data: { reason: c.reason } });
+        break;
+      }
+      case "startTask": {
+        const row = await transitionTask(
+          trx,
+          { workflowId, taskId: c.taskId, from: c.from },
+          { status: "IN_PROGRESS", input: c.input, startedAt: now, updatedAt: now },
+        );
+        if (!row) miss(`startTask ${describe(c.key)} from ${c.from}`);
+        events.push({ type: "TASK_STARTED", refName: c.key.ref, taskId: c.taskId, status: "IN_PROGRESS" });
+        break;
+      }
+      case "updateTask": {
+        const taskId = taskIdOf(c.key, c.taskId);
+        const row = await transitionTask(
+          trx,
+          taskId !== undefined ? { workflowId, taskId, from: c.from } : { workflowId, key: c.key, from: c.from },
+          { output: c.output, updatedAt: now },
+        );
+        if (!row) miss(`updateTask ${describe(c.key)} from ${c.from}`);
+        events.push({ type: "TASK_UPDATED", refName: c.key.ref, taskId: row!.id, status: row!.status });
+        break;
+      }
+      case "aggregateForkOutput": {
+        const id = await aggregateForkOutput(trx, workflowId, c, now);
+        if (id === undefined) miss(`aggregateForkOutput ${describe(c.key)} (${c.status}, ${c.total} instances)`);
+        events.push({ type: c.status === "COMPLETED" ? "TASK_COMPLETED" : "TASK_FAILED", refName: c.key.ref, taskId: id ?? null, status: c.status });
+        break;
+      }
+      case "setVariables":
+        await trx
+          .updateTable("WorkflowExecutions")
+          .set({ variables: json(c.variables) })
+          .where("id", "=", workflowId)
+          .execute();
+        events.push({ type: "VARIABLES_SET", data: { variables: c.variables } });
+        break;
+      case "armTimer": {
+        // Side effects of a scheduleTask whose insert was absorbed were applied by the evaluation that inserted it.
+        if (c.key !== undefined && absorbed.has(keyText(c.key))) break;
+        const taskId = c.key === undefined ? undefined : taskIdOf(c.key, c.taskId);
+        await armTimer(trx, {
+          kind: c.timer,
+          fireAt: new Date(c.fireAt),
+          namespaceId,
+          workflowId,
+          taskId: taskId ?? null,
+          payload: c.key === undefined ? {} : { key: c.key },
+        });
+        break;
+      }
+      case "cancelTimer":
+        await cancelTimers(trx, { workflowId, taskId: c.taskId });
+        break;
+      case "markSeen":
+        await markSeen(trx, workflowId, c.taskIds, now);
+        break;
+      case "pruneIterations":
+        await trx
+          .deleteFrom("TaskExecutions")
+          .where("workflowId", "=", workflowId)
+          .where("refName", "in", c.refs.length > 0 ? c.refs : ["\u0000none"])
+          .where("iteration", "<", c.belowIteration)
+          .where("endedAt", "is not", null)
+          .execute();
+        break;
+      case "alert":
+        deps.logger?.warn({ workflowId, alert: c.alert, taskId: c.taskId }, c.message);
+        events.push({ type: "ALERT", refName: c.key?.ref ?? null, taskId: c.taskId ?? null, data: { alert: c.alert, message: c.message } });
+        break;
+      case "requestEvaluation":
+        await enqueueDecide(trx, { workflowId, namespaceId, reason: c.reason });
+        break;
+      case "completeWorkflow":
+      case "failWorkflow":
+      case "terminateWorkflow":
+      case "timeOutWorkflow": {
+        const status = WORKFLOW_END_STATUS[c.kind];
+        const reason = c.kind === "completeWorkflow" ? null : c.reason;
+        const failedTaskRef = c.kind === "failWorkflow" ? c.failedTaskRef : c.kind === "timeOutWorkflow" ? c.timedOutTaskRef : undefined;
+        await trx
+          .updateTable("WorkflowExecutions")
+          .set({ status, output: json(c.output), endedAt: now, reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null })
+          .where("id", "=", workflowId)
+          .execute();
+        await cancelTimers(trx, { workflowId });
+        events.push({ type: `WORKFLOW_${status}`, status, data: reason ? { reason } : {} });
+        if ((c.kind === "failWorkflow" || c.kind === "timeOutWorkflow") && c.failureWorkflow !== undefined) {
+          // Not started yet: recorded and logged, never silently dropped.
+          deps.logger?.error({ workflowId, failureWorkflow: c.failureWorkflow.name }, "decider: failureWorkflow not supported yet; not started");
+          events.push({ type: "FAILURE_WORKFLOW_NOT_STARTED", data: { name: c.failureWorkflow.name, reason: "not supported yet: failureWorkflow" } });
+        }
+        break;
+      }
+      case "startSubWorkflow":
+      case "startWorkflow":
+        // Filtered out before applying (failForUnsupported); reaching here is a bug.
+        throw new Error(`not supported yet: ${c.kind}`);
+      default: {
+        const unknown: never = c;
+        throw new Error(`evaluator: unknown command ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);
+      }
+    }
+  }
+
+  // Every committed evaluation bumps the optimistic-concurrency counter.
+  await sql`
+    UPDATE "WorkflowExecutions" SET "version" = "version" + 1, "updatedAt" = ${now}
+    WHERE "id" = ${workflowId}::uuid`.execute(trx);
+  await appendWorkflowEvents(trx, { workflowId, namespaceId }, events.map((e) => ({ ...e, at: now })));
+}
+
+/** The documented statement (engine/decide/types.ts, AggregateForkOutputCommand), verbatim in shape. */
+async function aggregateForkOutput(
+  trx: Transaction<Database>,
+  workflowId: string,
+  c: Extract<Command, { kind: "aggregateForkOutput" }>,
+  now: Date,
+): Promise<string | undefined> {
+  const { rows } = await sql<{ id: string }>`
+    WITH fork AS (
+      SELECT "id", "input" FROM "TaskExecutions"
+      WHERE "workflowId" = ${workflowId}::uuid AND "refName" = ${c.key.ref} AND "iteration" = ${c.key.iteration}
+        AND "attempt" = ${c.key.attempt} AND "status" = ${c.from}
+    ), inst AS (
+      SELECT g.k, t."output"
+      FROM generate_series(0, ${c.total}::int - 1) AS g(k)
+      LEFT JOIN "TaskExecutions" AS t
+        ON t."workflowId" = ${workflowId}::uuid AND t."refName" = ${c.key.ref} || '#' || g.k AND t."iteration" = ${c.key.iteration}
+       AND t."status" IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'SKIPPED')
+    ), agg AS (
+      SELECT count(inst."output") AS done,
+             jsonb_build_object('results', coalesce(jsonb_agg(inst."output" ORDER BY inst.k), '[]'::jsonb)) AS results,
+             coalesce(jsonb_object_agg(coalesce(fork."input" -> 'forkedTasks' ->> inst.k, inst.k::text), inst."output")
+                        FILTER (WHERE inst."output" IS NOT NULL), '{}'::jsonb) AS by_label
+      FROM inst CROSS JOIN fork
+      GROUP BY fork."id"
+    )
+    UPDATE "TaskExecutions" AS f
+    SET "status" = ${c.status},
+        "output" = CASE ${c.shape}::text WHEN 'results' THEN agg.results ELSE agg.by_label END,
+        "reasonForIncompletion" = coalesce(${c.reasonForIncompletion ?? null}::text, f."reasonForIncompletion"),
+        "endedAt" = ${now}, "updatedAt" = ${now},
+        "deciderSeenAt" = NULL
+    FROM fork, agg
+    WHERE f."workflowId" = ${workflowId}::uuid AND f."id" = fork."id"
+      AND (${c.status}::text <> 'COMPLETED' OR agg.done = ${c.total}::int)
+    RETURNING f."id"`.execute(trx);
+  return rows[0]?.id;
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "../../db/testing/test-database";
+import { enqueueTask, leaseTasks } from "./task-queues";
+import {
+  TaskReportRefusedError,
+  completeTaskFromWorker,
+  frontierStatement,
+  insertTasks,
+  loadFrontier,
+  loadLatestByRefs,
+  markSeen,
+  transitionTask,
+} from "./task-executions";
+
+const t = useTestDatabase();
+let namespaceId: string;
+
+beforeAll(async () => {
+  const ns = await t.db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow();
+  namespaceId = ns.id;
+});
+
+const ended = new Date("2026-01-01T00:00:00Z");
+
+function row(workflowId: string, refName: string, extra: Record<string, unknown> = {}) {
+  return { workflowId, namespaceId, refName, iteration: 0, attempt: 0, taskType: "SIMPLE", taskDefName: "t", queueName: null, ...extra };
+}
+
+describe("insertTasks", () => {
+  it("returns only the rows it inserted (ON CONFLICT DO NOTHING on the identity)", async () => {
+    const wf = randomUUID();
+    const first = await insertTasks(t.db, [row(wf, "a"), row(wf, "b")]);
+    expect(first.map((r) => r.refName).sort()).toEqual(["a", "b"]);
+    const second = await insertTasks(t.db, [row(wf, "a"), row(wf, "a", { attempt: 1 }), row(wf, "c", { input: { s: "x\u0000y" } })]);
+    expect(second.map((r) => [r.refName, r.attempt]).sort()).toEqual([
+      ["a", 1],
+      ["c", 0],
+    ]);
+    expect(second.find((r) => r.refName === "c")!.input).toEqual({ s: "xy" });
+  });
+
+  it("refuses a terminal row without endedAt", async () => {
+    await expect(insertTasks(t.db, [row(randomUUID(), "a", { status: "SKIPPED" })])).rejects.toThrow(/endedAt/);
+  });
+});
+
+describe("loadFrontier / loadLatestByRefs", () => {
+  it("loads non-terminal rows and unseen terminal rows, not seen ones; a running fork's input is elided", async () => {
+    const wf = randomUUID();
+    await insertTasks(t.db, [
+      row(wf, "running", { status: "IN_PROGRESS" }),
+      row(wf, "unseen", { status: "COMPLETED", endedAt: ended }),
+      row(wf, "seen", { status: "COMPLETED", endedAt: ended, deciderSeenAt: ended }),
+      row(wf, "fan", { taskType: "FORK_JOIN_DYNAMIC", status: "IN_PROGRESS", input: { forkedTasks: ["x", "y"] }, output: { total: 2, completed: 0 } }),
+    ]);
+    const frontier = await loadFrontier(t.db, wf);
+    expect(frontier.map((r) => r.refName).sort()).toEqual(["fan", "running", "unseen"]);
+    const fan = frontier.find((r) => r.refName === "fan")!;
+    expect(fan.input).toEqual({});
+    expect(fan.output).toEqual({ total: 2, completed: 0 });
+    expect(await loadFrontier(t.db, randomUUID())).toEqual([]);
+  });
+
+  it("the frontier query uses the two partial indexes", async () => {
+    const wf = randomUUID();
+    await t.db.transaction().execute(async (trx) => {
+      // Tiny tables: without this the planner rightly prefers a seq scan; we ask which index it *can* use.
+      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+      const { rows } = await sql<{ "QUERY PLAN": string }>`EXPLAIN ${frontierStatement(wf)}`.execute(trx);
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      // Partition indexes are named after their columns: the partial ones are "…_workflowId_idx" and "…_workflowId_idx1".
+      expect(plan.match(/Index Scan using "TaskExecutions_p\d+_workflowId_idx1?"/g)).toHaveLength(2);
+      expect(plan).not.toMatch(/Seq Scan|pkey/);
+    });
+  });
+
+  it("loads each ref's latest row by iteration, then attempt; refs without rows are absent", async () => {
+    const wf = randomUUID();
+    await insertTasks(t.db, [
+      row(wf, "a", { iteration: 1, attempt: 0 }),
+      row(wf, "a", { iteration: 2, attempt: 0 }),
+      row(wf, "a", { iteration: 2, attempt: 1 }),
+      row(wf, "a", { iteration: 1, attempt: 5 }),
+      row(wf, "b"),
+      row(randomUUID(), "b", { attempt: 9 }),
+    ]);
+    const latest = await loadLatestByRefs(t.db, wf, ["a", "b", "missing"]);
+    expect(latest.map((r) => [r.refName, r.iteration, r.attempt]).sort()).toEqual([
+      ["a", 2, 1],
+      ["b", 0, 0],
+    ]);
+    expect(await loadLatestByRefs(t.db, wf, [])).toEqual([]);
+  });
+});
+
+describe("transitionTask / markSeen", () => {
+  it("compare-and-sets on status, by id or by identity", async () => {
+    const wf = randomUUID();
+    const [a] = await insertTasks(t.db, [row(wf, "a", { status: "SCHEDULED" })]);
+    const now = new Date();
+    expect(await transitionTask(t.db, { workflowId: wf, taskId: a!.id, from: "IN_PROGRESS" }, { status: "CANCELED", endedAt: now, updatedAt: now })).toBeUndefined();
+    const started = await transitionTask(t.db, { workflowId: wf, key: { ref: "a", iteration: 0, attempt: 0 }, from: "SCHEDULED" }, { status: "IN_PROGRESS", startedAt: now, updatedAt: now });
+    expect(started?.status).toBe("IN_PROGRESS");
+    await expect(transitionTask(t.db, { workflowId: wf, taskId: a!.id, from: "IN_PROGRESS" }, { status: "FAILED", updatedAt: now })).rejects.toThrow(/endedAt/);
+  });
+
+  it("stamps only unseen terminal rows", async () => {
+    const wf = randomUUID();
+    const rows = await insertTasks(t.db, [row(wf, "a", { status: "COMPLETED", endedAt: ended }), row(wf, "b", { status: "IN_PROGRESS" })]);
+    const ids = rows.map((r) => r.id);
+    expect(await markSeen(t.db, wf, ids, new Date())).toBe(1);
+    expect(await markSeen(t.db, wf, ids, new Date())).toBe(0);
+  });
+});
+
+describe("completeTaskFromWorker", () => {
+  it("ends the task, deletes its queue row and enqueues a decide, in one transaction", async () => {
+    const wf = randomUUID();
+    const [task] = await insertTasks(t.db, [row(wf, "a", { queueName: "q-report" })]);
+    await enqueueTask(t.db, { queueName: "q-report", taskId: task!.id, workflowId: wf, namespaceId, taskType: "SIMPLE", priority: 0 });
+    const [leased] = await leaseTasks(t.db, { queueName: "q-report", namespaceId, count: 1, leaseSeconds: 30, owner: "w" });
+    expect(leased?.task.id).toBe(task!.id);
+
+    const result = await completeTaskFromWorker(t.db, { namespaceId, workflowId: wf, taskId: task!.id, status: "COMPLETED", output: { ok: 1 }, workerId: "w" });
+    expect(result.ok).toBe(true);
+    const stored = await t.db.selectFrom("TaskExecutions").selectAll().where("workflowId", "=", wf).executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({ status: "COMPLETED", output: { ok: 1 }, deciderSeenAt: null });
+    expect(stored.endedAt).not.toBeNull();
+    expect(await t.db.selectFrom("TaskQueues").select("id").where("queueName", "=", "q-report").where("taskId", "=", task!.id).execute()).toEqual([]);
+    expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", wf).execute()).toHaveLength(1);
+  });
+
+  it("a refused report changes nothing: the queue row stays, no decide is enqueued", async () => {
+    const wf = randomUUID();
+    const [task] = await insertTasks(t.db, [row(wf, "a", { queueName: "q-refuse" })]);
+    await enqueueTask(t.db, { queueName: "q-refuse", taskId: task!.id, workflowId: wf, namespaceId, taskType: "SIMPLE", priority: 0 });
+    // Still SCHEDULED (never leased): not in progress.
+    expect(await completeTaskFromWorker(t.db, { namespaceId, workflowId: wf, taskId: task!.id, status: "COMPLETED" })).toMatchObject({ ok: false, error: "not_in_progress", status: "SCHEDULED" });
+    expect(await t.db.selectFrom("TaskQueues").select("id").where("queueName", "=", "q-refuse").where("taskId", "=", task!.id).execute()).toHaveLength(1);
+    expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", wf).execute()).toEqual([]);
+    // Another namespace cannot see it.
+    expect(await completeTaskFromWorker(t.db, { namespaceId: randomUUID(), workflowId: wf, taskId: task!.id, status: "COMPLETED" })).toMatchObject({ ok: false, error: "not_found" });
+    // Inside a caller's transaction the refusal throws, so the caller's transaction rolls back.
+    await expect(
+      t.db.transaction().execute((trx) => completeTaskFromWorker(trx, { namespaceId, workflowId: wf, taskId: task!.id, status: "COMPLETED" })),
+    ).rejects.toBeInstanceOf(TaskReportRefusedError);
+    expect(await t.db.selectFrom("TaskQueues").select("id").where("queueName", "=", "q-refuse").where("taskId", "=", task!.id).execute()).toHaveLength(1);
+  });
+});

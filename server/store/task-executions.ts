@@ -1,0 +1,313 @@
+import { sql } from "kysely";
+import type { Kysely, RawBuilder, Transaction } from "kysely";
+import { json } from "../../db/json";
+import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
+import { enqueueDecide } from "./decide-queues";
+
+/**
+ * TaskExecutions: the decider's reads (frontier, latest row per ref) and writes
+ * (identity-keyed inserts, compare-and-set transitions, the seen watermark), and
+ * the worker-report path.
+ *
+ * Every statement carries "workflowId": the table is HASH-partitioned on it, so
+ * with it Postgres prunes to one of the 16 partitions; without it every lookup
+ * probes all sixteen.
+ */
+
+/** A Kysely instance or a transaction: the caller owns the transaction boundary. */
+type Executor = Kysely<Database>;
+
+/**
+ * The frontier (DESIGN.md invariant 6): every non-terminal task, plus every
+ * terminal task the decider has not reacted to ("deciderSeenAt" IS NULL,
+ * invariant 4). Two branches, each spelling its partial index's predicate
+ * exactly as 0002_engine.sql defines it — the planner only uses a partial
+ * index whose predicate the query implies, and literal repetition is the one
+ * form it always recognises ("TaskExecutions_frontier_idx" and
+ * "TaskExecutions_unprocessed_idx").
+ *
+ * A running FORK_JOIN_DYNAMIC row comes back with `input` {} and no inputRef:
+ * its input holds one entry per instance, decide reads only its output
+ * counters (EvaluationState.frontier), and shipping it on every evaluation of a
+ * large fork would make each one O(instances).
+ */
+export async function loadFrontier(db: Executor, workflowId: string): Promise<TaskExecutionRow[]> {
+  const { rows } = await frontierStatement(workflowId).execute(db);
+  return rows;
+}
+
+/** loadFrontier's statement; exported for the plan test. */
+export function frontierStatement(workflowId: string): RawBuilder<TaskExecutionRow> {
+  // UNION ALL: no sort or hash over whole rows, so each branch is a plain scan
+  // of its partial index. The second branch's extra status test makes the two
+  // disjoint by construction (a non-terminal row can never also match it) and
+  // still implies the unprocessed index's predicate.
+  return sql<TaskExecutionRow>`
+    SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
+    WHERE "t"."workflowId" = ${workflowId}::uuid
+      AND "t"."status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
+                               'TIMED_OUT', 'CANCELED', 'SKIPPED')
+    UNION ALL
+    SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
+    WHERE "t"."workflowId" = ${workflowId}::uuid
+      AND "t"."endedAt" IS NOT NULL AND "t"."deciderSeenAt" IS NULL
+      AND "t"."status" IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
+                           'TIMED_OUT', 'CANCELED', 'SKIPPED')`;
+}
+
+/**
+ * The latest row of each ref — (iteration DESC, attempt DESC) — as
+ * EvaluationState.loaded wants: one LIMIT 1 probe of
+ * "TaskExecutions_identity_idx" per ref through LATERAL over unnest, read
+ * backwards from the index, so the cost is refs × log(rows) however long the
+ * history. Refs without a row are simply absent.
+ */
+export async function loadLatestByRefs(
+  db: Executor,
+  workflowId: string,
+  refs: readonly string[],
+): Promise<TaskExecutionRow[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await sql<TaskExecutionRow>`
+    SELECT "l".* FROM unnest(${[...refs]}::text[]) AS "r"("ref")
+    CROSS JOIN LATERAL (
+      SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
+      WHERE "t"."workflowId" = ${workflowId}::uuid AND "t"."refName" = "r"."ref"
+      ORDER BY "t"."iteration" DESC, "t"."attempt" DESC
+      LIMIT 1
+    ) AS "l"`.execute(db);
+  return rows;
+}
+
+/** Every column, with a running dynamic fork's input elided (see loadFrontier). */
+function taskColumns() {
+  return sql`"t"."id", "t"."workflowId", "t"."namespaceId", "t"."refName", "t"."iteration", "t"."attempt",
+    "t"."taskType", "t"."taskDefName", "t"."queueName", "t"."domain", "t"."status",
+    CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN '{}'::jsonb ELSE "t"."input" END AS "input",
+    "t"."output",
+    CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN NULL ELSE "t"."inputRef" END AS "inputRef",
+    "t"."outputRef", "t"."pollCount", "t"."workerId", "t"."scheduledAt", "t"."firstScheduledAt", "t"."startedAt",
+    "t"."endedAt", "t"."updatedAt", "t"."callbackAfterSeconds", "t"."responseTimeoutSeconds", "t"."timeoutSeconds",
+    "t"."pollTimeoutSeconds", "t"."reasonForIncompletion", "t"."deciderSeenAt", "t"."parentRef", "t"."forkIndex",
+    "t"."subWorkflowId"`;
+}
+
+/** A row to insert; JSONB fields are plain values here and pass through json() (invariant 9). */
+export type InsertTaskInput = Omit<NewTaskExecution, "input" | "output"> & {
+  workflowId: string;
+  refName: string;
+  iteration: number;
+  attempt: number;
+  input?: unknown;
+  output?: unknown;
+};
+
+/**
+ * Inserts tasks ON CONFLICT DO NOTHING on their identity (invariant 5) and
+ * returns the rows actually inserted — a row whose identity already existed is
+ * absent, so the caller applies the side effects (queue row, timers) only for
+ * what it really created.
+ */
+export async function insertTasks(db: Executor, rows: readonly InsertTaskInput[]): Promise<TaskExecutionRow[]> {
+  if (rows.length === 0) return [];
+  for (const row of rows) {
+    if (row.status !== undefined && isTerminal(row.status) && row.endedAt == null) {
+      throw new Error(`insertTasks: terminal status ${row.status} for "${row.refName}" needs endedAt`);
+    }
+  }
+  return db
+    .insertInto("TaskExecutions")
+    .values(rows.map((row) => ({ ...row, input: json(row.input ?? {}), output: json(row.output ?? {}) })))
+    .onConflict((oc) => oc.columns(["workflowId", "refName", "iteration", "attempt"]).doNothing())
+    .returningAll()
+    .execute();
+}
+
+const TERMINAL: ReadonlySet<string> = new Set([
+  "COMPLETED",
+  "COMPLETED_WITH_ERRORS",
+  "FAILED",
+  "FAILED_WITH_TERMINAL_ERROR",
+  "TIMED_OUT",
+  "CANCELED",
+  "SKIPPED",
+]);
+
+function isTerminal(status: string): boolean {
+  return TERMINAL.has(status);
+}
+
+/** What a compare-and-set transition writes. JSONB values are plain here and pass through json(). */
+export interface TaskTransition {
+  status?: TaskStatus;
+  input?: unknown;
+  output?: unknown;
+  reasonForIncompletion?: string | null;
+  startedAt?: Date;
+  endedAt?: Date;
+  /** Date to stamp it; null to clear it (the next evaluation reacts); undefined to leave it. */
+  deciderSeenAt?: Date | null;
+  updatedAt: Date;
+}
+
+/**
+ * Compare-and-set: updates the task only while its status is still `from`, and
+ * returns the updated row, or undefined when the row is gone or has moved on —
+ * the caller then rolls back (the decider re-enqueues itself). Addressed by id,
+ * or by identity for a row inserted earlier in the same transaction.
+ */
+export async function transitionTask(
+  db: Executor,
+  target: { workflowId: string; from: TaskStatus } & ({ taskId: string } | { key: { ref: string; iteration: number; attempt: number } }),
+  change: TaskTransition,
+): Promise<TaskExecutionRow | undefined> {
+  if (change.status !== undefined && isTerminal(change.status) && change.endedAt === undefined) {
+    throw new Error(`transitionTask: terminal status ${change.status} needs endedAt`);
+  }
+  const set: TaskExecutionUpdate = { updatedAt: change.updatedAt };
+  if (change.status !== undefined) set.status = change.status;
+  if (change.input !== undefined) set.input = json(change.input);
+  if (change.output !== undefined) set.output = json(change.output);
+  if (change.reasonForIncompletion !== undefined) set.reasonForIncompletion = change.reasonForIncompletion;
+  if (change.startedAt !== undefined) set.startedAt = change.startedAt;
+  if (change.endedAt !== undefined) set.endedAt = change.endedAt;
+  if (change.deciderSeenAt !== undefined) set.deciderSeenAt = change.deciderSeenAt;
+  let query = db
+    .updateTable("TaskExecutions")
+    .set(set)
+    .where("workflowId", "=", target.workflowId)
+    .where("status", "=", target.from);
+  query =
+    "taskId" in target
+      ? query.where("id", "=", target.taskId)
+      : query
+          .where("refName", "=", target.key.ref)
+          .where("iteration", "=", target.key.iteration)
+          .where("attempt", "=", target.key.attempt);
+  return query.returningAll().executeTakeFirst();
+}
+
+/**
+ * Stamps the decider's watermark on terminal rows it reacted to (invariant 4).
+ * Only rows still unseen and terminal ("endedAt" set) are touched, so a
+ * repeated call changes nothing. Returns how many were stamped.
+ */
+export async function markSeen(db: Executor, workflowId: string, taskIds: readonly string[], at: Date): Promise<number> {
+  if (taskIds.length === 0) return 0;
+  const result = await db
+    .updateTable("TaskExecutions")
+    .set({ deciderSeenAt: at })
+    .where("workflowId", "=", workflowId)
+    .where("id", "in", [...taskIds])
+    .where("deciderSeenAt", "is", null)
+    .where("endedAt", "is not", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** The statuses a worker may report as final. */
+export type WorkerFinalStatus = "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR";
+
+export interface CompleteTaskFromWorkerInput {
+  namespaceId: string;
+  workflowId: string;
+  taskId: string;
+  status: WorkerFinalStatus;
+  output?: unknown;
+  reason?: string | null;
+  /** When given, the task must be held by this worker (its lease owner). */
+  workerId?: string;
+  now?: Date;
+}
+
+export type CompleteTaskFromWorkerResult =
+  | { ok: true; task: TaskExecutionRow }
+  | { ok: false; error: "not_found" | "not_in_progress" | "not_held"; status?: TaskStatus };
+
+/**
+ * A refused report. Thrown inside the transaction so the queue-row delete rolls
+ * back with it; called without a transaction, completeTaskFromWorker catches it
+ * and returns its `result`; called inside the caller's transaction, it reaches
+ * the caller, whose transaction must then roll back.
+ */
+export class TaskReportRefusedError extends Error {
+  override name = "TaskReportRefusedError";
+  constructor(readonly result: Extract<CompleteTaskFromWorkerResult, { ok: false }>) {
+    super(`task report refused: ${result.error}${result.status ? ` (task is ${result.status})` : ""}`);
+  }
+}
+
+/**
+ * A worker's final report: ends the task (compare-and-set from IN_PROGRESS, so
+ * a second completion of the same task is refused, not applied twice), deletes
+ * its queue row, and enqueues a decide — one transaction, so the decide cannot
+ * be lost nor announce a change that rolled back (invariants 2 and 3).
+ *
+ * Lock order (task-queues.ts): the queue row first, then the task row — the
+ * order a lease takes them — or a concurrent lease and this report could
+ * deadlock. The task's queue name comes from an unlocked read of the task row
+ * (it never changes once written).
+ *
+ * The row is left with "deciderSeenAt" NULL: the next evaluation finds it in
+ * "TaskExecutions_unprocessed_idx" and reacts.
+ */
+export async function completeTaskFromWorker(
+  db: Executor,
+  input: CompleteTaskFromWorkerInput,
+): Promise<CompleteTaskFromWorkerResult> {
+  if (!db.isTransaction) {
+    return db
+      .transaction()
+      .execute((trx) => completeTaskFromWorker(trx, input))
+      .catch((error: unknown) => {
+        if (error instanceof TaskReportRefusedError) return error.result;
+        throw error;
+      });
+  }
+  const trx = db as Transaction<Database>;
+  const task = await trx
+    .selectFrom("TaskExecutions")
+    .select(["id", "queueName", "status", "workerId"])
+    .where("workflowId", "=", input.workflowId)
+    .where("id", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .executeTakeFirst();
+  if (!task) throw new TaskReportRefusedError({ ok: false, error: "not_found" });
+  if (task.queueName !== null) {
+    await trx
+      .deleteFrom("TaskQueues")
+      .where("queueName", "=", task.queueName)
+      .where("taskId", "=", input.taskId)
+      .where("namespaceId", "=", input.namespaceId)
+      .execute();
+  }
+  const now = input.now ?? new Date();
+  let update = trx
+    .updateTable("TaskExecutions")
+    .set({
+      status: input.status,
+      output: json(input.output ?? {}),
+      reasonForIncompletion: input.reason ?? null,
+      endedAt: now,
+      updatedAt: now,
+      deciderSeenAt: null,
+    })
+    .where("workflowId", "=", input.workflowId)
+    .where("id", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("status", "=", "IN_PROGRESS");
+  if (input.workerId !== undefined) update = update.where("workerId", "=", input.workerId);
+  const ended = await update.returningAll().executeTakeFirst();
+  if (!ended) {
+    const current = await trx
+      .selectFrom("TaskExecutions")
+      .select(["status", "workerId"])
+      .where("workflowId", "=", input.workflowId)
+      .where("id", "=", input.taskId)
+      .executeTakeFirst();
+    const error = current?.status === "IN_PROGRESS" ? "not_held" : "not_in_progress";
+    throw new TaskReportRefusedError({ ok: false, error, status: current?.status });
+  }
+  await enqueueDecide(trx, { workflowId: input.workflowId, namespaceId: input.namespaceId, reason: `task ${ended.refName} ${input.status}` });
+  return { ok: true, task: ended };
+}
