@@ -356,14 +356,19 @@ describe("BackgroundRunner", () => {
 describe("runnersForRoles", () => {
   // Building runners touches no database; the partition loop's SQL is covered in
   // server/store/partition-manager.int.test.ts.
-  const deps = { db: {} as Db, logger: fakeLogger() };
+  const scripts = { evaluate: () => ({ ok: true as const, value: null }) };
+  const deps = { db: {} as Db, logger: fakeLogger(), scripts };
   const names = (roles: Parameters<typeof runnersForRoles>[0]) => runnersForRoles(roles, deps).map((r) => r.name);
 
-  it("gives the poller the partition loop, and api and decider none yet", () => {
+  it("gives the poller the partition loop, the decider the decide loop, and api none", () => {
     expect(names(["poller"])).toEqual(["partitions"]);
-    expect(names(["decider"])).toEqual([]);
+    expect(names(["decider"])).toEqual(["decide"]);
     expect(names(["api"])).toEqual([]);
-    expect(names(["api", "decider", "poller"])).toEqual(["partitions"]);
+    expect(names(["api", "decider", "poller"])).toEqual(["decide", "partitions"]);
+  });
+
+  it("refuses a decider without a script sandbox", () => {
+    expect(() => runnersForRoles(["decider"], { db: {} as Db, logger: fakeLogger() })).toThrow(/ScriptEvaluator/);
   });
 
   it("holds each loop once per process", () => {

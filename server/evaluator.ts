@@ -14,7 +14,7 @@ import type {
   WorkflowEndCommand,
 } from "../engine";
 import type { BlobStore } from "./blob-store";
-import type { Logger } from "./logger";
+import type { RunnerLogger } from "./background-runner";
 import { resolvePayload, resolveTaskPayloads } from "./payload-offload";
 import { claimDecideBatch, enqueueDecide, lockWorkflow } from "./store/decide-queues";
 import { enqueueTask, removeQueuedTask } from "./store/task-queues";
@@ -42,7 +42,7 @@ export interface EvaluatorDeps {
   scripts: ScriptEvaluator;
   /** Needed only when a row has an inputRef/outputRef (invariant 8); without it such an evaluation fails. */
   blobs?: BlobStore;
-  logger?: Pick<Logger, "info" | "warn" | "error">;
+  logger?: Pick<RunnerLogger, "info" | "warn" | "error">;
   /** Epoch ms; Date.now by default. */
   now?: () => number;
 }

@@ -2,12 +2,19 @@ import type { Db } from "../db/pool";
 import type { Role } from "./config";
 import { BackgroundRunner } from "./background-runner";
 import type { BackgroundRunnerOptions, RunnerLogger, Sleep } from "./background-runner";
+import type { ScriptEvaluator } from "../engine";
+import type { BlobStore } from "./blob-store";
+import { evaluateBatch } from "./evaluator";
 import { PartitionManager } from "./store/partition-manager";
 
 /** What the loops need from the process that holds them. */
 export interface RunnerDeps {
   db: Db;
   logger: RunnerLogger;
+  /** The QuickJS sandbox for SWITCH scripts and DO_WHILE conditions; required by the decider loop. */
+  scripts?: ScriptEvaluator;
+  /** Where offloaded payloads live; the decider resolves them before deciding. */
+  blobs?: BlobStore;
   /** The wall clock; tests pass a fixed one. */
   clock?: () => Date;
   /** Per-loop interval overrides in milliseconds, keyed by loop name. */
@@ -18,7 +25,7 @@ export interface RunnerDeps {
 }
 
 /** The loops a process can hold. */
-export type LoopName = "partitions";
+export type LoopName = "partitions" | "decide";
 
 type LoopFactory = (deps: RunnerDeps) => Omit<BackgroundRunnerOptions, "logger" | "sleep" | "random">;
 
@@ -37,6 +44,21 @@ const partitionsLoop: LoopFactory = (deps) => {
   };
 };
 
+// A full batch runs again at once (the runner's third property), so a backlog
+// drains at full speed; the interval only bounds how long a quiet queue waits.
+const DECIDE_BATCH = 50;
+
+const decideLoop: LoopFactory = (deps) => {
+  const { scripts } = deps;
+  if (!scripts) throw new Error("the decider loop needs a ScriptEvaluator (deps.scripts)");
+  return {
+    name: "decide",
+    intervalMs: deps.intervals?.decide ?? 250,
+    batchSize: DECIDE_BATCH,
+    run: () => evaluateBatch({ db: deps.db, scripts, blobs: deps.blobs, logger: deps.logger }, { limit: DECIDE_BATCH }),
+  };
+};
+
 /**
  * Which loops each role holds; adding a loop is one entry here. A loop listed
  * under two roles runs once per process (deduplicated by name), since two copies
@@ -46,7 +68,7 @@ const LOOPS_BY_ROLE: Record<Role, readonly LoopFactory[]> = {
   // The web process serves requests and holds no loops.
   api: [],
   // The evaluator (decide-queue) loop lands here.
-  decider: [],
+  decider: [decideLoop],
   poller: [partitionsLoop],
 };
 

@@ -3,6 +3,9 @@ import type { ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createEmptyDatabase, useTestDatabase } from "../db/testing/test-database";
+import { FilesystemBlobStore } from "./blob-store";
+import { registerWorkflowDefinition } from "./register-workflow-definition";
+import { startExecution } from "./start-execution";
 
 /** The sidecar as a real process: `node --import tsx server/worker.ts`, the way `nf start` and Docker run it. */
 type Worker = ChildProcessByStdio<null, Readable, Readable>;
@@ -43,6 +46,70 @@ describe("the worker sidecar", () => {
     expect(await worker.exited).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(5_000);
     expect(worker.output()).toContain("worker stopped");
+  });
+
+  it("drives a started workflow to completion through its decide loop, with the SWITCH script in QuickJS", async () => {
+    const namespace = await database.db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow();
+    const registered = await registerWorkflowDefinition(database.db, {
+      namespaceId: namespace.id,
+      definition: {
+        schemaVersion: 1,
+        name: "sidecar_e2e",
+        nodes: [
+          { ref: "mark", type: "SET_VARIABLE", position: { x: 0, y: 0 }, input: { stage: "${workflow.input.stage}" } },
+          {
+            ref: "route",
+            type: "SWITCH",
+            position: { x: 0, y: 100 },
+            evaluatorType: "javascript",
+            expression: "$.stage == 'big' ? 'big' : 'small'",
+            cases: ["big", "small"],
+            input: { stage: "${workflow.input.stage}" },
+          },
+          { ref: "big_path", type: "NOOP", position: { x: -100, y: 200 } },
+          { ref: "small_path", type: "NOOP", position: { x: 100, y: 200 } },
+        ],
+        edges: [
+          { source: "mark", target: "route" },
+          { source: "route", target: "big_path", case: "big" },
+          { source: "route", target: "small_path", case: "small" },
+        ],
+        outputParameters: { stage: "${workflow.variables.stage}", chosen: "${route.output.evaluationResult[0]}" },
+      },
+    });
+    expect(registered.ok).toBe(true);
+    const blobs = new FilesystemBlobStore({ root: ".test-data/worker-int-blobs" });
+    const started = await startExecution({ db: database.db, blobs }, { namespaceId: namespace.id, name: "sidecar_e2e", input: { stage: "big" } });
+    if (!started.ok) throw new Error(`start failed: ${JSON.stringify(started)}`);
+
+    const worker = startWorker({ DATABASE_URL: database.url, NODE_FLOW_SECRET: SECRET });
+    try {
+      const status = async () =>
+        (await database.db.selectFrom("WorkflowExecutions").select(["status", "output"]).where("id", "=", started.workflowId).executeTakeFirstOrThrow());
+      let row = await status();
+      const deadline = Date.now() + 20_000;
+      while (row.status === "RUNNING" && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        row = await status();
+      }
+      expect(row.status, worker.output()).toBe("COMPLETED");
+      expect(row.output).toEqual({ stage: "big", chosen: "big" });
+      const tasks = await database.db
+        .selectFrom("TaskExecutions")
+        .select(["refName", "status"])
+        .where("workflowId", "=", started.workflowId)
+        .orderBy("refName")
+        .execute();
+      expect(tasks).toEqual([
+        { refName: "big_path", status: "COMPLETED" },
+        { refName: "mark", status: "COMPLETED" },
+        { refName: "route", status: "COMPLETED" },
+        { refName: "small_path", status: "SKIPPED" },
+      ]);
+    } finally {
+      worker.child.kill("SIGTERM");
+      await worker.exited;
+    }
   });
 
   it("refuses api alone, naming NODE_FLOW_ROLES", async () => {

@@ -11,10 +11,14 @@ import { createDb } from "../db/pool";
 import type { Db } from "../db/pool";
 import { ConfigError, loadConfig } from "./config";
 import type { Config, Role } from "./config";
+import path from "node:path";
+import { FilesystemBlobStore } from "./blob-store";
 import { checkDatabaseConnection, DatabaseConnectionError } from "./database-connection";
 import { createLogger } from "./logger";
 import type { Logger } from "./logger";
 import { startRunners, stopRunners } from "./runners";
+import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
+import type { QuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import { DEFAULT_WORKER_ROLES, resolveWorkerRoles } from "./worker-roles";
 
 /** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
 
   let stopping = false;
   let runners: ReturnType<typeof startRunners> = [];
+  let scripts: QuickJsScriptEvaluator | undefined = undefined;
   const shutdown = async (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.info({ signal }, "worker already stopping");
@@ -94,6 +99,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
     const finished = await stopRunners(runners, RUNNER_STOP_TIMEOUT_MS);
+    await scripts?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the script sandbox failed"));
     await db.destroy().catch((error: unknown) => logger.warn({ err: error }, "closing the pool failed"));
     logger.info({ finished }, "worker stopped");
     process.exit(finished ? 0 : 1);
@@ -115,7 +121,13 @@ async function main(): Promise<void> {
   }
   if (stopping) return;
 
-  runners = startRunners(roles, { db, logger });
+  // Only the decider evaluates SWITCH scripts and loop conditions, and resolves
+  // offloaded payloads; other roles skip booting the sandbox.
+  const deciding = roles.includes("decider");
+  scripts = deciding ? await createQuickJsScriptEvaluator() : undefined;
+  if (stopping) return;
+  const blobs = deciding ? new FilesystemBlobStore({ root: path.join(config.dataDir, "blobs") }) : undefined;
+  runners = startRunners(roles, { db, logger, scripts, blobs });
   logger.info({ runners: runners.map((runner) => runner.name) }, `worker ready roles=${roles.join(",")}`);
 }
 
