@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely, RawBuilder, Transaction } from "kysely";
 import { json } from "../../db/json";
+import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
 import { enqueueDecide } from "./decide-queues";
 
@@ -111,7 +112,7 @@ export type InsertTaskInput = Omit<NewTaskExecution, "input" | "output"> & {
 export async function insertTasks(db: Executor, rows: readonly InsertTaskInput[]): Promise<TaskExecutionRow[]> {
   if (rows.length === 0) return [];
   for (const row of rows) {
-    if (row.status !== undefined && isTerminal(row.status) && row.endedAt == null) {
+    if (row.status !== undefined && isTerminalTaskStatus(row.status) && row.endedAt == null) {
       throw new Error(`insertTasks: terminal status ${row.status} for "${row.refName}" needs endedAt`);
     }
   }
@@ -123,19 +124,6 @@ export async function insertTasks(db: Executor, rows: readonly InsertTaskInput[]
     .execute();
 }
 
-const TERMINAL: ReadonlySet<string> = new Set([
-  "COMPLETED",
-  "COMPLETED_WITH_ERRORS",
-  "FAILED",
-  "FAILED_WITH_TERMINAL_ERROR",
-  "TIMED_OUT",
-  "CANCELED",
-  "SKIPPED",
-]);
-
-function isTerminal(status: string): boolean {
-  return TERMINAL.has(status);
-}
 
 /** What a compare-and-set transition writes. JSONB values are plain here and pass through json(). */
 export interface TaskTransition {
@@ -161,7 +149,7 @@ export async function transitionTask(
   target: { workflowId: string; from: TaskStatus } & ({ taskId: string } | { key: { ref: string; iteration: number; attempt: number } }),
   change: TaskTransition,
 ): Promise<TaskExecutionRow | undefined> {
-  if (change.status !== undefined && isTerminal(change.status) && change.endedAt === undefined) {
+  if (change.status !== undefined && isTerminalTaskStatus(change.status) && change.endedAt === undefined) {
     throw new Error(`transitionTask: terminal status ${change.status} needs endedAt`);
   }
   const set: TaskExecutionUpdate = { updatedAt: change.updatedAt };
