@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import { json } from "../db/json";
-import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../db/schema";
+import type { Database, TaskExecutionRow, TaskStatus, WorkflowExecutionRow } from "../db/schema";
 import { decide, refsToLoad } from "../engine";
 import type {
   Blueprint,
@@ -287,6 +287,31 @@ async function loadBlueprint(db: Kysely<Database>, namespaceId: string, name: st
 // ---------------------------------------------------------------------------
 // Applying a decision
 
+/**
+ * The row of a task the decider resolves itself (NOOP, SWITCH, JOIN, a skip…):
+ * born terminal and already seen, so the unprocessed index never holds it.
+ */
+function endedByDecider(
+  c: { key: TaskKey; taskType: string; taskDefName: string; parentRef?: string },
+  status: TaskStatus,
+  now: Date,
+): Omit<InsertTaskInput, "workflowId" | "namespaceId"> {
+  return {
+    refName: c.key.ref,
+    iteration: c.key.iteration,
+    attempt: c.key.attempt,
+    taskType: c.taskType,
+    taskDefName: c.taskDefName,
+    queueName: null,
+    status,
+    scheduledAt: now,
+    endedAt: now,
+    updatedAt: now,
+    deciderSeenAt: now,
+    parentRef: c.parentRef ?? null,
+  };
+}
+
 function keyText(key: TaskKey): string {
   return `${key.ref}\u0000${key.iteration}\u0000${key.attempt}`;
 }
@@ -390,22 +415,11 @@ async function applyCommands(
         const type = c.kind === "completeTask" ? "TASK_COMPLETED" : "TASK_FAILED";
         if (c.taskId === undefined) {
           const created = await insertOne({
-            refName: c.key.ref,
-            iteration: c.key.iteration,
-            attempt: c.key.attempt,
-            taskType: c.taskType,
-            taskDefName: c.taskDefName,
-            queueName: null,
-            status: c.status,
+            ...endedByDecider(c, c.status, now),
             input: c.input ?? {},
             output: c.output ?? {},
             reasonForIncompletion: c.reasonForIncompletion ?? null,
-            scheduledAt: now,
             startedAt: now,
-            endedAt: now,
-            updatedAt: now,
-            deciderSeenAt: now,
-            parentRef: c.parentRef ?? null,
           });
           if (created) events.push({ type, refName: c.key.ref, taskId: created.id, status: c.status });
           break;
@@ -428,20 +442,7 @@ async function applyCommands(
         break;
       }
       case "skipTask": {
-        const created = await insertOne({
-          refName: c.key.ref,
-          iteration: c.key.iteration,
-          attempt: c.key.attempt,
-          taskType: c.taskType,
-          taskDefName: c.taskDefName,
-          queueName: null,
-          status: "SKIPPED",
-          scheduledAt: now,
-          endedAt: now,
-          updatedAt: now,
-          deciderSeenAt: now,
-          parentRef: c.parentRef ?? null,
-        });
+        const created = await insertOne(endedByDecider(c, "SKIPPED", now));
         if (created) events.push({ type: "TASK_SKIPPED", refName: c.key.ref, taskId: created.id, status: "SKIPPED" });
         break;
       }
