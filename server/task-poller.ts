@@ -94,10 +94,14 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
       if (leased.length > 0) return leased;
       const remaining = deadline - performance.now();
       if (remaining <= 0) return [];
-      const woken = await wake.wait(Math.min(remaining, jitter(recheckIntervalMs)));
+      const waitMs = Math.min(remaining, jitter(recheckIntervalMs));
+      const woken = await wake.wait(waitMs);
       if (signal?.aborted) return [];
-      // Timed out with nothing heard: done, without one more query at the deadline.
-      if (!woken && performance.now() >= deadline) return [];
+      // The wait that ran to the deadline heard nothing: done, without one more
+      // query. Decided by which bound the wait had, not by re-reading the clock:
+      // a timer may fire a fraction of a millisecond before performance.now()
+      // reaches the deadline, and that extra query made a test flaky.
+      if (!woken && waitMs === remaining) return [];
       probeFirst = !woken;
     }
   } finally {
