@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
 import type { Database } from "../../db/schema";
+import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
 import { insertWorkflowExecution } from "./workflow-executions";
@@ -19,22 +20,6 @@ beforeAll(() => {
 afterAll(async () => {
   await wide?.destroy();
 });
-
-/** Resolves once the backend `pid` is waiting on a lock held by `holderPid` — ordering by observation, not by sleeping. */
-async function blockedBy(pid: number, holderPid: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const { rows } = await sql<{ blockers: number[] }>`SELECT pg_blocking_pids(${pid}::int) AS "blockers"`.execute(t.db);
-    if (rows[0]?.blockers.includes(holderPid)) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`backend ${pid} never blocked on ${holderPid}`);
-}
-
-async function backendPid(trx: Transaction<Database>): Promise<number> {
-  const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS "pid"`.execute(trx);
-  return rows[0]!.pid;
-}
 
 async function pending(workflowId: string) {
   return t.db.selectFrom("DecideQueues").selectAll().where("workflowId", "=", workflowId).executeTakeFirst();
@@ -170,7 +155,7 @@ describe("the core race (invariants 2 and 3)", () => {
       await enqueueDecide(trx, { workflowId, namespaceId, reason: "task completed" });
     });
     await pidKnown.wait;
-    await blockedBy(completionPid, deciderPid); // the enqueue serialises on the claimed row
+    await blockedBy(t.db, completionPid, deciderPid); // the enqueue serialises on the claimed row
     deciderMayCommit.open();
 
     expect(await decider).toEqual([workflowId]);
@@ -203,7 +188,7 @@ describe("the core race (invariants 2 and 3)", () => {
       await enqueueDecide(trx, { workflowId, namespaceId, reason: "task completed" });
     });
     await pidKnown.wait;
-    await blockedBy(completionPid, deciderPid);
+    await blockedBy(t.db, completionPid, deciderPid);
     deciderMayFinish.open();
     await expect(decider).rejects.toThrow("decider crashed");
     await completion;
@@ -422,7 +407,7 @@ describe("lockWorkflow", () => {
       return lockWorkflow(trx, wf.id);
     });
     await pidKnown.wait;
-    await blockedBy(secondPid, firstPid);
+    await blockedBy(t.db, secondPid, firstPid);
     mayCommit.open();
     expect((await first)?.version).toBe(0);
     expect((await second)?.version).toBe(1); // sees the first's committed evaluation

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "kysely";
 import type { Transaction } from "kysely";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../../db/schema";
+import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { lockWorkflow } from "./decide-queues";
 import { appendWorkflowEvents, readWorkflowEvents } from "./workflow-events";
@@ -26,21 +26,6 @@ function gate(): { wait: Promise<void>; open: () => void } {
   let open!: () => void;
   const wait = new Promise<void>((resolve) => (open = resolve));
   return { wait, open };
-}
-
-async function backendPid(trx: Transaction<Database>): Promise<number> {
-  const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS "pid"`.execute(trx);
-  return rows[0]!.pid;
-}
-
-async function blockedBy(pid: number, holderPid: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const { rows } = await sql<{ blockers: number[] }>`SELECT pg_blocking_pids(${pid}::int) AS "blockers"`.execute(t.db);
-    if (rows[0]?.blockers.includes(holderPid)) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`backend ${pid} never blocked on ${holderPid}`);
 }
 
 describe("appendWorkflowEvents", () => {
@@ -115,7 +100,7 @@ describe("appendWorkflowEvents", () => {
       return rows.map((r) => r.seq);
     });
     await pidKnown.wait;
-    await blockedBy(secondPid, firstPid);
+    await blockedBy(t.db, secondPid, firstPid);
     firstMayCommit.open();
 
     expect(await first).toEqual([1, 2, 3]);
@@ -163,7 +148,7 @@ describe("appendWorkflowEvents", () => {
       return appendWorkflowEvents(trx, wf, [{ type: "B" }]);
     });
     await pidKnown.wait;
-    await blockedBy(secondPid, firstPid);
+    await blockedBy(t.db, secondPid, firstPid);
     firstMayCommit.open();
     await first;
     expect((await second).map((e) => e.seq)).toEqual([2]);
