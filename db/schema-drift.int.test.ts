@@ -147,6 +147,7 @@ const expected: ExpectedSchema = {
     concurrentExecLimit: "nullable number",
     rateLimitPerFrequency: "nullable number",
     rateLimitFrequencyInSeconds: "nullable number",
+    semaphoreName: "nullable text",
     inputKeys: "defaulted text[]",
     outputKeys: "defaulted text[]",
     inputTemplate: "defaulted json",

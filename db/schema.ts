@@ -175,6 +175,8 @@ export interface TaskDefinitionsTable {
   concurrentExecLimit: number | null;
   rateLimitPerFrequency: number | null;
   rateLimitFrequencyInSeconds: number | null;
+  /** The named semaphore this queue's leases take a permit of (0006_task_gates); null: none. */
+  semaphoreName: string | null;
   inputKeys: Generated<string[]>;
   outputKeys: Generated<string[]>;
   inputTemplate: JsonDefaulted;

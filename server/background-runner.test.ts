@@ -2,8 +2,10 @@ import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import type { Db } from "../db/pool";
 import { BackgroundRunner } from "./background-runner";
-import type { RunnerLogger, Sleep } from "./background-runner";
+import type { RunnerLogger, RunnerPassReport, Sleep } from "./background-runner";
+import type { BlobStore } from "./blob-store";
 import { runnersForRoles } from "./runners";
+import type { JqTransform } from "./sandbox/jq-transform";
 
 /**
  * Fake timing: every sleep is recorded and parked until the test releases it (or
@@ -347,6 +349,54 @@ describe("BackgroundRunner", () => {
     await expect(runner.stop(1000)).resolves.toBe(true);
   });
 
+  it("reports every pass to onPass: duration, items when counted, the error when it threw", async () => {
+    const timing = fakeTiming();
+    const logger = fakeLogger();
+    const failure = new Error("boom");
+    const results: (() => Promise<number | boolean>)[] = [
+      () => Promise.resolve(7),
+      () => Promise.reject(failure),
+      () => Promise.resolve(true),
+    ];
+    // Each pass reads the clock twice (start, end): 10→25, 100→160, 200→201.
+    const clock = [10, 25, 100, 160, 200, 201];
+    const reports: [string, RunnerPassReport][] = [];
+    let hookCalls = 0;
+    const runner = new BackgroundRunner({
+      name: "reported",
+      intervalMs: 1000,
+      jitter: 0,
+      sleep: timing.sleep,
+      logger,
+      now: () => clock.shift() ?? Number.NaN,
+      onPass: (name, pass) => {
+        reports.push([name, pass]);
+        // A broken hook (a metrics bug) must not cost the loop its next pass.
+        if (++hookCalls === 2) throw new Error("hook bug");
+      },
+      run: () => (results.shift() ?? (() => Promise.resolve(0)))(),
+    });
+    runner.start();
+    await until(() => reports.length === 1 && timing.parked.length === 1, "first pass");
+    timing.elapse();
+    await until(() => reports.length === 2 && timing.parked.length === 1, "second pass");
+    timing.elapse();
+    // `true` is a full batch: the next pass follows at once, so stop right after it.
+    await until(() => reports.length >= 3, "third pass");
+    await runner.stop();
+
+    expect(reports.slice(0, 3)).toEqual([
+      ["reported", { durationMs: 15, items: 7 }],
+      ["reported", { durationMs: 60, error: failure }],
+      ["reported", { durationMs: 1 }],
+    ]);
+    // toEqual overlooks undefined keys: a boolean result must carry no count, a success no error.
+    expect(reports[2]?.[1]).not.toHaveProperty("items");
+    expect(reports[2]?.[1]).not.toHaveProperty("error");
+    expect(runner.stats).toMatchObject({ errors: 1 });
+    expect(logger.warn).toHaveBeenCalledWith(expect.objectContaining({ runner: "reported" }), "runner onPass hook threw");
+  });
+
   it("accepts a pino logger", () => {
     const logger: RunnerLogger = pino({ level: "silent" });
     expect(() => new BackgroundRunner({ name: "pino", intervalMs: 1, logger, run: () => Promise.resolve(0) })).not.toThrow();
@@ -354,25 +404,32 @@ describe("BackgroundRunner", () => {
 });
 
 describe("runnersForRoles", () => {
-  // Building runners touches no database; the partition loop's SQL is covered in
-  // server/store/partition-manager.int.test.ts.
+  // Building runners touches no database; each loop's SQL is covered by its own integration test.
   const scripts = { evaluate: () => ({ ok: true as const, value: null }) };
-  const deps = { db: {} as Db, logger: fakeLogger(), scripts };
+  const jq = {} as JqTransform;
+  const blobs = {} as BlobStore;
+  const deps = { db: {} as Db, logger: fakeLogger(), scripts, jq, blobs };
   const names = (roles: Parameters<typeof runnersForRoles>[0]) => runnersForRoles(roles, deps).map((r) => r.name);
+  const POLLER = ["partitions", "timers", "timer-claims", "leases", "stuck-workflows", "system-tasks", "outbox", "outbox-prune", "semaphores", "rate-limits"];
 
-  it("gives the poller the partition loop, the decider the decide loop, and api none", () => {
-    expect(names(["poller"])).toEqual(["partitions"]);
+  it("gives the poller every time-driven loop, the decider the decide loop, and api none", () => {
+    expect(names(["poller"])).toEqual(POLLER);
     expect(names(["decider"])).toEqual(["decide"]);
     expect(names(["api"])).toEqual([]);
-    expect(names(["api", "decider", "poller"])).toEqual(["decide", "partitions"]);
+    expect(names(["api", "decider", "poller"])).toEqual(["decide", ...POLLER]);
   });
 
-  it("refuses a decider without a script sandbox", () => {
+  it("refuses a decider without a script sandbox, and a poller without the system tasks' sandboxes", () => {
     expect(() => runnersForRoles(["decider"], { db: {} as Db, logger: fakeLogger() })).toThrow(/ScriptEvaluator/);
+    expect(() => runnersForRoles(["poller"], { db: {} as Db, logger: fakeLogger(), scripts })).toThrow(/deps\.jq/);
   });
 
   it("holds each loop once per process", () => {
-    expect(names(["poller", "poller"])).toEqual(["partitions"]);
+    expect(names(["poller", "poller"])).toEqual(POLLER);
+  });
+
+  it("holds only the loops asked for, without building the others", () => {
+    expect(runnersForRoles(["poller"], { db: {} as Db, logger: fakeLogger(), only: ["partitions", "leases"] }).map((r) => r.name)).toEqual(["partitions", "leases"]);
   });
 
   it("builds runners without starting them", () => {

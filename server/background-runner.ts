@@ -29,6 +29,15 @@ export interface RunnerLogger {
  */
 export type RunBatch = () => Promise<number | boolean>;
 
+/** What {@link BackgroundRunnerOptions.onPass} hears after each pass. */
+export interface RunnerPassReport {
+  durationMs: number;
+  /** The batch's count when it returned one; a boolean result carries none. */
+  items?: number;
+  /** The thrown value when the pass failed (never undefined then); absent after a success. */
+  error?: unknown;
+}
+
 /** Resolves after `ms`, or as soon as `signal` aborts; never rejects. */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
@@ -49,6 +58,15 @@ export interface BackgroundRunnerOptions {
   sleep?: Sleep;
   /** Injectable for tests; defaults to `Math.random`. */
   random?: () => number;
+  /**
+   * Called after every pass, successful or not, with the loop's name. For
+   * metrics: the runner stays free of any metrics library, and the caller
+   * passes e.g. `recordRunnerPass` from server/metrics.ts. A throwing hook is
+   * logged and never stops the loop.
+   */
+  onPass?: (name: string, pass: RunnerPassReport) => void;
+  /** Monotonic milliseconds for pass durations; injectable for tests, defaults to `performance.now`. */
+  now?: () => number;
 }
 
 /** Counters for health checks and metrics. */
@@ -87,7 +105,8 @@ const noopLogger: RunnerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 /** A loop around one batch function; see the module comment for its guarantees. */
 export class BackgroundRunner {
   readonly name: string;
-  private readonly options: Required<Omit<BackgroundRunnerOptions, "batchSize">> & { batchSize: number | undefined };
+  private readonly options: Required<Omit<BackgroundRunnerOptions, "batchSize" | "onPass">> &
+    Pick<BackgroundRunnerOptions, "batchSize" | "onPass">;
   private readonly counters: RunnerStats = { passes: 0, errors: 0, consecutiveErrors: 0, lastError: undefined, running: false };
   private loopDone: Promise<void> | undefined;
   private stopping = false;
@@ -109,6 +128,8 @@ export class BackgroundRunner {
       logger: options.logger ?? noopLogger,
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random,
+      onPass: options.onPass,
+      now: options.now ?? (() => performance.now()),
     };
   }
 
@@ -186,11 +207,16 @@ export class BackgroundRunner {
   /** One pass; true when the batch was full and the next should follow at once. */
   private async pass(): Promise<boolean> {
     this.counters.running = true;
+    const startedAt = this.options.now();
+    const report: RunnerPassReport = { durationMs: 0 };
     try {
       const result = await this.options.run();
       this.counters.consecutiveErrors = 0;
+      if (typeof result === "number") report.items = result;
       return this.isFull(result);
     } catch (error) {
+      // A bare `throw undefined` must still read as a failure to the hook.
+      report.error = error ?? new Error(`runner "${this.name}": pass threw ${String(error)}`);
       this.counters.errors++;
       this.counters.consecutiveErrors++;
       this.counters.lastError = error;
@@ -203,6 +229,17 @@ export class BackgroundRunner {
     } finally {
       this.counters.passes++;
       this.counters.running = false;
+      report.durationMs = Math.max(0, this.options.now() - startedAt);
+      this.report(report);
+    }
+  }
+
+  private report(pass: RunnerPassReport): void {
+    if (!this.options.onPass) return;
+    try {
+      this.options.onPass(this.name, pass);
+    } catch (error) {
+      this.options.logger.warn({ runner: this.name, err: error }, "runner onPass hook threw");
     }
   }
 

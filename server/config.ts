@@ -41,6 +41,23 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_FLOW_DATA_DIR: z.string().min(1).default(".data"),
   NODE_FLOW_DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  // Not z.coerce.boolean(): it reads "false" as true, and a setting that lets
+  // HTTP tasks reach the metadata endpoint must mean exactly what it says.
+  NODE_FLOW_HTTP_ALLOW_PRIVATE: z
+    .enum(["true", "false", "1", "0"], { error: "NODE_FLOW_HTTP_ALLOW_PRIVATE must be true or false" })
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  NODE_FLOW_METRICS_PORT: z.coerce
+    .number({ error: "NODE_FLOW_METRICS_PORT must be a number" })
+    .int("NODE_FLOW_METRICS_PORT must be an integer")
+    .min(0, "NODE_FLOW_METRICS_PORT must be 0 (off) to 65535")
+    .max(65535, "NODE_FLOW_METRICS_PORT must be 0 (off) to 65535")
+    .default(9464),
+  NODE_FLOW_NOTIFICATIONS: z.enum(["on", "off"], { error: "NODE_FLOW_NOTIFICATIONS must be on or off" }).default("on"),
+  NODE_FLOW_METRICS_TOKEN: z
+    .string()
+    .min(16, "NODE_FLOW_METRICS_TOKEN must be at least 16 characters (e.g. `openssl rand -hex 16`)")
+    .optional(),
 });
 
 export interface Config {
@@ -52,6 +69,18 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
   dataDir: string;
   dbPoolSize: number;
+  /** HTTP tasks and webhooks may reach loopback, private and link-local addresses. */
+  httpAllowPrivateNetworks: boolean;
+  /** The sidecar's /metrics port; 0 serves none. */
+  metricsPort: number;
+  /** When set, /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /**
+   * LISTEN/NOTIFY wake-ups (deciders, long-polls). Off, every waiter falls back
+   * to its interval or timeout: slower, never wrong (invariant 7). For
+   * poolers that cannot carry LISTEN (PgBouncer in transaction mode).
+   */
+  notifications: boolean;
 }
 
 /** Validates the environment; throws one ConfigError listing every problem at once. */
@@ -81,5 +110,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     dataDir: e.NODE_FLOW_DATA_DIR,
     dbPoolSize: e.NODE_FLOW_DB_POOL_SIZE,
+    httpAllowPrivateNetworks: e.NODE_FLOW_HTTP_ALLOW_PRIVATE,
+    metricsPort: e.NODE_FLOW_METRICS_PORT,
+    metricsToken: e.NODE_FLOW_METRICS_TOKEN,
+    notifications: e.NODE_FLOW_NOTIFICATIONS === "on",
   };
 }

@@ -300,15 +300,6 @@ describe("evaluateBatch", () => {
     expect(wf.status).toBe("COMPLETED");
   });
 
-  it("a command the shell does not support fails the workflow loudly", async () => {
-    const id = await start(workflow([node("START_WORKFLOW", "sw", { startWorkflow: { name: "other" } })]));
-    const wf = await run(id, () => ({ status: "COMPLETED" }));
-    expect(wf.status).toBe("FAILED");
-    expect(wf.reasonForIncompletion).toBe("not supported yet: startWorkflow");
-    await expectInvariantsAfterEnd(id);
-    await expectGapFreeEvents(id);
-  });
-
   it("a workflow whose evaluation throws is re-queued behind the others, not retried at the head forever", async () => {
     // Poison: its definition does not exist, so every evaluation of it throws.
     const poison = await insertWorkflowExecution(t.db, { namespaceId, defName: "missing_definition", defVersion: 1, status: "RUNNING" });

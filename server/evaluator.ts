@@ -2,11 +2,12 @@ import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import { json } from "../db/json";
 import type { Database, TaskExecutionRow, TaskStatus, WorkflowExecutionRow } from "../db/schema";
-import { decide, refsToLoad } from "../engine";
+import { decide, refsToLoad, waitDurationSeconds } from "../engine";
 import type {
   Blueprint,
   Command,
   EvaluationState,
+  FiredTimer,
   ScriptEvaluator,
   TaskKey,
   TaskSnapshot,
@@ -15,8 +16,15 @@ import type {
 } from "../engine";
 import type { BlobStore } from "./blob-store";
 import type { RunnerLogger } from "./background-runner";
-import { resolvePayload, resolveTaskPayloads } from "./payload-offload";
-import { claimDecideBatch, enqueueDecide, lockWorkflow } from "./store/decide-queues";
+import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "./payload-offload";
+import type { OffloadedPayload } from "./payload-offload";
+import { startNestedExecution } from "./start-execution";
+import type { StartExecutionResult } from "./start-execution";
+import { createHumanTask } from "./store/human-tasks";
+import { decodeTimerReason } from "./timer-poller";
+import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle";
+import { claimDecides, enqueueDecide, lockWorkflow } from "./store/decide-queues";
+import { releaseTaskGates } from "./store/semaphores";
 import { enqueueTask, removeQueuedTask } from "./store/task-queues";
 import { insertTasks, loadFrontier, loadLatestByRefs, markSeen, transitionTask } from "./store/task-executions";
 import type { InsertTaskInput } from "./store/task-executions";
@@ -45,6 +53,8 @@ export interface EvaluatorDeps {
   logger?: Pick<RunnerLogger, "info" | "warn" | "error">;
   /** Epoch ms; Date.now by default. */
   now?: () => number;
+  /** Told how long each evaluation took, claim to commit (metrics.ts observeEvaluation). */
+  onEvaluation?: (durationMs: number, outcome: "committed" | "conflict" | "failed") => void;
 }
 
 export interface EvaluateBatchOptions {
@@ -52,9 +62,6 @@ export interface EvaluateBatchOptions {
   limit: number;
   offset?: number;
 }
-
-/** Commands this shell does not implement yet: a decision containing one fails the workflow, loudly. */
-export const UNSUPPORTED_COMMANDS: ReadonlySet<Command["kind"]> = new Set(["startSubWorkflow", "startWorkflow"]);
 
 /** A compare-and-set matched no row: roll the evaluation back (which restores its claim: the re-enqueue). */
 export class CompareAndSetMiss extends Error {
@@ -78,9 +85,13 @@ export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchO
   let evaluated = 0;
   while (evaluated < limit) {
     let outcome: Outcome;
+    const startedAt = performance.now();
+    const observe = (result: "committed" | "conflict" | "failed") => deps.onEvaluation?.(performance.now() - startedAt, result);
     try {
       outcome = await deps.db.transaction().execute((trx) => evaluateOne(deps, trx, offset));
+      if (outcome.kind !== "empty") observe(outcome.kind === "failed" ? "failed" : "committed");
     } catch (error) {
+      observe(error instanceof CompareAndSetMiss ? "conflict" : "failed");
       if (error instanceof CompareAndSetMiss) {
         deps.logger?.warn({ err: error.message }, "decider: compare-and-set missed; evaluation rolled back and stays queued");
         return evaluated;
@@ -121,11 +132,12 @@ type Outcome = { kind: "empty" } | { kind: "done" } | { kind: "failed"; workflow
  */
 async function evaluateOne(deps: EvaluatorDeps, trx: Transaction<Database>, offset: number): Promise<Outcome> {
   // Invariant 2: the claim is deleted first, in this transaction, before any read.
-  const [workflowId] = await claimDecideBatch(trx, { limit: 1, offset });
-  if (workflowId === undefined) return { kind: "empty" };
+  const [claim] = await claimDecides(trx, { limit: 1, offset });
+  if (claim === undefined) return { kind: "empty" };
+  const { workflowId } = claim;
   await sql`SAVEPOINT "evaluation"`.execute(trx);
   try {
-    await evaluateClaimed(deps, trx, workflowId);
+    await evaluateClaimed(deps, trx, workflowId, decodeTimerReason(claim.reason));
     return { kind: "done" };
   } catch (error) {
     if (error instanceof CompareAndSetMiss) throw error; // Whole rollback: the claim comes back as it was.
@@ -140,7 +152,13 @@ async function evaluateOne(deps: EvaluatorDeps, trx: Transaction<Database>, offs
   }
 }
 
-async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, workflowId: string): Promise<void> {
+/**
+ * `firedTimer`: the timer whose firing enqueued this evaluation, when the
+ * claim's reason says so (timer-poller.ts). Deadlines are re-checked against
+ * `now` whatever it says; only ALERT_ONLY alerts need to know a timer fired,
+ * and a reason overwritten by a later enqueue costs at most one alert.
+ */
+async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, workflowId: string, firedTimer: FiredTimer | undefined): Promise<void> {
   const wf = await lockWorkflow(trx, workflowId);
   if (!wf) return; // Claim dropped: the execution is gone.
   if (wf.status !== "RUNNING") return; // Terminal or paused: decide would do nothing; resume re-enqueues.
@@ -178,6 +196,7 @@ async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, 
     },
     frontier: frontier.map(toSnapshot),
     loaded: loaded.map(toSnapshot),
+    ...(firedTimer !== undefined ? { firedTimers: [firedTimer] } : {}),
   };
   const now = deps.now?.() ?? Date.now();
   const decision = decide(blueprint, state, now, { scripts: deps.scripts });
@@ -185,14 +204,7 @@ async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, 
     deps.logger?.[d.level]({ workflowId, code: d.code, ref: d.ref }, `decide: ${d.message}`);
   }
 
-  let commands = decision.commands;
-  const unsupported = commands.find((c) => UNSUPPORTED_COMMANDS.has(c.kind));
-  if (unsupported !== undefined) {
-    // Never silently dropped: the workflow fails, naming the command it needed.
-    deps.logger?.error({ workflowId, kind: unsupported.kind }, "decider: command not supported yet; failing the workflow");
-    commands = failForUnsupported(frontierRows, unsupported.kind);
-  }
-  await applyCommands(deps, trx, wf, frontierRows, commands, now);
+  await applyCommands(deps, trx, wf, frontierRows, decision.commands, now);
 }
 
 function requireBlobs(deps: EvaluatorDeps): BlobStore {
@@ -233,26 +245,6 @@ function toSnapshot(r: TaskExecutionRow): TaskSnapshot {
   if (r.pollTimeoutSeconds !== null) s.pollTimeoutSeconds = r.pollTimeoutSeconds;
   if (r.subWorkflowId !== null) s.subWorkflowId = r.subWorkflowId;
   return s;
-}
-
-/** Instead of a decision this shell cannot carry out: cancel what runs, mark what ended seen, fail the workflow. */
-function failForUnsupported(frontier: readonly TaskExecutionRow[], kind: string): Command[] {
-  const commands: Command[] = [];
-  for (const r of frontier) {
-    if (r.endedAt === null) {
-      commands.push({
-        kind: "cancelTask",
-        key: { ref: r.refName, iteration: r.iteration, attempt: r.attempt },
-        taskId: r.id,
-        from: r.status,
-        reason: `not supported yet: ${kind}`,
-      });
-    }
-  }
-  const unseen = frontier.filter((r) => r.endedAt !== null).map((r) => r.id);
-  if (unseen.length > 0) commands.push({ kind: "markSeen", taskIds: unseen });
-  commands.push({ kind: "failWorkflow", reason: `not supported yet: ${kind}`, output: {} });
-  return commands;
 }
 
 // ---------------------------------------------------------------------------
@@ -348,8 +340,10 @@ async function applyCommands(
   const workflowId = wf.id;
   const namespaceId = wf.namespaceId;
   const events: NewWorkflowEventInput[] = [];
-  /** Task id by identity, for rows inserted in this evaluation (later commands may address them by key). */
+  /** Task id by identity, for rows inserted or started in this evaluation (later commands address them by key). */
   const inserted = new Map<string, string>();
+  /** Something this evaluation ended unseen (a child start failed, START_WORKFLOW done): the next evaluation reacts. */
+  let evaluateAgain: string | undefined;
   /** Identities a scheduleTask found already present: their side effects were applied when they were inserted. */
   const absorbed = new Set<string>();
   const byId = new Map(frontier.map((r) => [r.id, r]));
@@ -359,7 +353,9 @@ async function applyCommands(
   const dequeue = async (taskId: string): Promise<void> => {
     // Lock order: the queue row before the task row (task-queues.ts).
     const queueName = byId.get(taskId)?.queueName;
-    if (queueName) await removeQueuedTask(trx, { namespaceId, queueName, taskId });
+    if (!queueName) return; // Never queued, so never leased: it holds no permit either.
+    await removeQueuedTask(trx, { namespaceId, queueName, taskId });
+    await releaseTaskGates(trx, { namespaceId, taskId, queueName });
   };
   const insertOne = async (row: Omit<InsertTaskInput, "workflowId" | "namespaceId">): Promise<TaskExecutionRow | undefined> => {
     const [created] = await insertTasks(trx, [{ ...row, workflowId, namespaceId }]);
@@ -369,11 +365,27 @@ async function applyCommands(
     return created;
   };
   const taskIdOf = (key: TaskKey, taskId?: string): string | undefined => taskId ?? inserted.get(keyText(key));
+  // Invariant 8: a payload over 256 KB goes to the blob store, written before this transaction commits.
+  const store = async (value: unknown): Promise<OffloadedPayload> => (deps.blobs ? offloadIfLarge(deps.blobs, value) : { inline: value });
+  const inlineOf = (p: OffloadedPayload): unknown => ("inline" in p ? p.inline : {});
+  const refOf = (p: OffloadedPayload): string | null => ("ref" in p ? p.ref : null);
+  /** Ends a task this shell started (a child start that failed, a START_WORKFLOW that started) unseen, like a worker's report. */
+  const endStartedTask = async (key: TaskKey, taskId: string, status: "COMPLETED" | "FAILED", output: Record<string, unknown>, reason: string | null): Promise<void> => {
+    const row = await transitionTask(
+      trx,
+      { workflowId, taskId, from: "IN_PROGRESS" },
+      { status, output, reasonForIncompletion: reason, endedAt: now, deciderSeenAt: null, updatedAt: now },
+    );
+    if (!row) miss(`end ${describe(key)} after starting a workflow`);
+    events.push({ type: status === "COMPLETED" ? "TASK_COMPLETED" : "TASK_FAILED", refName: key.ref, taskId, status, data: reason ? { reason } : {} });
+    evaluateAgain = `${key.ref} ${status}`;
+  };
 
   for (const c of commands) {
     switch (c.kind) {
       case "scheduleTask": {
         const started = c.status === "IN_PROGRESS";
+        const input = await store(c.input);
         const created = await insertOne({
           refName: c.key.ref,
           iteration: c.key.iteration,
@@ -382,7 +394,8 @@ async function applyCommands(
           taskDefName: c.taskDefName,
           queueName: c.queueName ?? null,
           status: c.status,
-          input: c.input,
+          input: inlineOf(input),
+          inputRef: refOf(input),
           output: c.output,
           scheduledAt: now,
           firstScheduledAt: c.firstScheduledAt === undefined ? null : new Date(c.firstScheduledAt),
@@ -407,6 +420,7 @@ async function applyCommands(
             visibleAt: new Date(Math.max(c.runAt, nowMs)),
           });
         }
+        if (c.taskType === "HUMAN" && started) await openHumanTask(trx, created, c.input, now);
         events.push({ type: "TASK_SCHEDULED", refName: c.key.ref, taskId: created.id, status: c.status, data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) } });
         break;
       }
@@ -414,10 +428,12 @@ async function applyCommands(
       case "failTask": {
         const type = c.kind === "completeTask" ? "TASK_COMPLETED" : "TASK_FAILED";
         if (c.taskId === undefined) {
+          const output = await store(c.output ?? {});
           const created = await insertOne({
             ...endedByDecider(c, c.status, now),
             input: c.input ?? {},
-            output: c.output ?? {},
+            output: inlineOf(output),
+            outputRef: refOf(output),
             reasonForIncompletion: c.reasonForIncompletion ?? null,
             startedAt: now,
           });
@@ -447,9 +463,12 @@ async function applyCommands(
         break;
       }
       case "cancelTask": {
-        if (byId.get(c.taskId)?.subWorkflowId) {
-          // Child workflows are never started by this shell yet (startSubWorkflow is unsupported), so this cannot happen; refuse rather than orphan a child.
-          throw new Error(`cancelTask ${describe(c.key)}: terminating a child workflow is not supported yet`);
+        const childId = byId.get(c.taskId)?.subWorkflowId;
+        if (childId) {
+          // Lock order parent → child: this evaluation holds the parent; a child
+          // evaluation holds the child and touches only this task row, which the
+          // compare-and-set below then finds moved on (a miss, retried).
+          await terminateWorkflowTree(trx, { workflowId: childId, namespaceId, reason: `Parent workflow ${workflowId}: ${c.reason}`, notifyParent: false, now });
         }
         await dequeue(c.taskId);
         const row = await transitionTask(
@@ -468,6 +487,8 @@ async function applyCommands(
           { status: "IN_PROGRESS", input: c.input, startedAt: now, updatedAt: now },
         );
         if (!row) miss(`startTask ${describe(c.key)} from ${c.from}`);
+        inserted.set(keyText(c.key), c.taskId);
+        if (row!.taskType === "HUMAN") await openHumanTask(trx, row!, c.input, now);
         events.push({ type: "TASK_STARTED", refName: c.key.ref, taskId: c.taskId, status: "IN_PROGRESS" });
         break;
       }
@@ -539,24 +560,66 @@ async function applyCommands(
         const status = WORKFLOW_END_STATUS[c.kind];
         const reason = c.kind === "completeWorkflow" ? null : c.reason;
         const failedTaskRef = c.kind === "failWorkflow" ? c.failedTaskRef : c.kind === "timeOutWorkflow" ? c.timedOutTaskRef : undefined;
+        const output = await store(c.output);
         await trx
           .updateTable("WorkflowExecutions")
-          .set({ status, output: json(c.output), endedAt: now, reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null })
+          .set({ status, output: json(inlineOf(output)), outputRef: refOf(output), endedAt: now, reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null })
           .where("id", "=", workflowId)
           .execute();
         await cancelTimers(trx, { workflowId });
         events.push({ type: `WORKFLOW_${status}`, status, data: reason ? { reason } : {} });
+        await afterWorkflowEnded(
+          trx,
+          { id: workflowId, namespaceId, status, output: c.output, reasonForIncompletion: reason, parentWorkflowId: wf.parentWorkflowId, parentTaskId: wf.parentTaskId },
+          now,
+        );
         if ((c.kind === "failWorkflow" || c.kind === "timeOutWorkflow") && c.failureWorkflow !== undefined) {
-          // Not started yet: recorded and logged, never silently dropped.
-          deps.logger?.error({ workflowId, failureWorkflow: c.failureWorkflow.name }, "decider: failureWorkflow not supported yet; not started");
-          events.push({ type: "FAILURE_WORKFLOW_NOT_STARTED", data: { name: c.failureWorkflow.name, reason: "not supported yet: failureWorkflow" } });
+          const started = await startNestedExecution(trx, deps.blobs, {
+            namespaceId,
+            name: c.failureWorkflow.name,
+            input: { ...c.failureWorkflow.input, failedWorkflow: { workflowId, defName: wf.defName, defVersion: wf.defVersion, status, reason } },
+            ...(wf.correlationId !== null ? { correlationId: wf.correlationId } : {}),
+            priority: wf.priority,
+          });
+          if (started.ok) {
+            events.push({ type: "FAILURE_WORKFLOW_STARTED", data: { name: c.failureWorkflow.name, workflowId: started.workflowId } });
+          } else {
+            // The failure is already decided; a failure workflow that cannot start is recorded, never silently dropped.
+            deps.logger?.error({ workflowId, failureWorkflow: c.failureWorkflow.name, reason: startFailure(started) }, "decider: failureWorkflow not started");
+            events.push({ type: "FAILURE_WORKFLOW_NOT_STARTED", data: { name: c.failureWorkflow.name, reason: startFailure(started) } });
+          }
         }
         break;
       }
       case "startSubWorkflow":
-      case "startWorkflow":
-        // Filtered out before applying (failForUnsupported); reaching here is a bug.
-        throw new Error(`not supported yet: ${c.kind}`);
+      case "startWorkflow": {
+        // Side effects of a scheduleTask whose insert was absorbed were applied by the evaluation that inserted it.
+        if (absorbed.has(keyText(c.key))) break;
+        const taskId = taskIdOf(c.key);
+        if (taskId === undefined) throw new Error(`${c.kind} ${describe(c.key)}: no task row was inserted or started for it`);
+        const started: StartExecutionResult =
+          c.kind === "startSubWorkflow" && c.workflowDefinition !== undefined
+            ? { ok: false, reason: "not-found", message: "an inline workflowDefinition is not supported yet: register the workflow and reference it by name" }
+            : await startNestedExecution(trx, deps.blobs, {
+                namespaceId,
+                name: c.name,
+                ...(c.version !== undefined ? { version: c.version } : {}),
+                input: c.input,
+                ...(c.correlationId !== undefined ? { correlationId: c.correlationId } : {}),
+                priority: c.kind === "startSubWorkflow" ? c.priority : wf.priority,
+                ...(c.kind === "startSubWorkflow" ? { parentWorkflowId: workflowId, parentTaskId: taskId } : {}),
+              });
+        if (!started.ok) {
+          // Failed like a worker's failure, unseen: the next evaluation applies the retry policy.
+          await endStartedTask(c.key, taskId, "FAILED", {}, `Could not start workflow "${c.name}": ${startFailure(started)}`);
+        } else if (c.kind === "startSubWorkflow") {
+          await trx.updateTable("TaskExecutions").set({ subWorkflowId: started.workflowId, updatedAt: now }).where("workflowId", "=", workflowId).where("id", "=", taskId).execute();
+          events.push({ type: "SUB_WORKFLOW_STARTED", refName: c.key.ref, taskId, data: { workflowId: started.workflowId, name: c.name } });
+        } else {
+          await endStartedTask(c.key, taskId, "COMPLETED", { workflowId: started.workflowId }, null);
+        }
+        break;
+      }
       default: {
         const unknown: never = c;
         throw new Error(`evaluator: unknown command ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);
@@ -564,11 +627,33 @@ async function applyCommands(
     }
   }
 
+  if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
   // Every committed evaluation bumps the optimistic-concurrency counter.
   await sql`
     UPDATE "WorkflowExecutions" SET "version" = "version" + 1, "updatedAt" = ${now}
     WHERE "id" = ${workflowId}::uuid`.execute(trx);
   await appendWorkflowEvents(trx, { workflowId, namespaceId }, events.map((e) => ({ ...e, at: now })));
+}
+
+function startFailure(result: Extract<StartExecutionResult, { ok: false }>): string {
+  if (result.reason === "invalid-input") {
+    return `invalid input: ${result.problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "(input)"}: ${p.message}`).join("; ")}`;
+  }
+  return result.message;
+}
+
+/** The inbox item of a HUMAN task that has just started (ON CONFLICT on its task id: a re-run lands on the same row). */
+async function openHumanTask(trx: Transaction<Database>, task: TaskExecutionRow, input: Record<string, unknown>, now: Date): Promise<void> {
+  const dueSeconds = waitDurationSeconds(input.dueIn);
+  await createHumanTask(trx, {
+    namespaceId: task.namespaceId,
+    workflowId: task.workflowId,
+    taskId: task.id,
+    refName: task.refName,
+    title: typeof input.title === "string" && input.title !== "" ? input.title : task.refName,
+    input,
+    ...(dueSeconds !== null ? { dueAt: new Date(now.getTime() + dueSeconds * 1000) } : {}),
+  });
 }
 
 /** The documented statement (engine/decide/types.ts, AggregateForkOutputCommand), verbatim in shape. */

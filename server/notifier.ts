@@ -33,9 +33,13 @@ export { TASKS_CHANNEL, notifyTaskAvailable, taskAvailableKey } from "./store/ta
  */
 export const WORKFLOW_EVENTS_CHANNEL = "node_flow_workflow_events";
 
-export type NotifierChannel = typeof TASKS_CHANNEL | typeof WORKFLOW_EVENTS_CHANNEL;
+/** Raised by the "DecideQueues_notify" trigger (migration 0007) when an evaluation is requested; payload "wake". */
+export const DECIDE_CHANNEL = "node_flow_decide";
+export const DECIDE_WAKE_KEY = "wake";
 
-const CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL];
+export type NotifierChannel = typeof TASKS_CHANNEL | typeof WORKFLOW_EVENTS_CHANNEL | typeof DECIDE_CHANNEL;
+
+const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL];
 
 /**
  * The waiter key a payload is routed by: the whole "namespaceId:queueName" for
@@ -73,6 +77,13 @@ export interface NotifierOptions {
   initialReconnectDelayMs?: number;
   /** Default 5000. */
   maxReconnectDelayMs?: number;
+  /**
+   * The channels to LISTEN on; all by default. Every notification on a channel
+   * reaches every listening session, so a process listens only to what it
+   * waits for: the web process has no use for decide wake-ups, the sidecar none
+   * for task availability.
+   */
+  channels?: readonly NotifierChannel[];
 }
 
 export interface NotifierStats {
@@ -92,6 +103,7 @@ const noopLogger: NotifierLogger = { debug() {}, info() {}, warn() {}, error() {
 /** See the module comment. One per process; `start()` once, `close()` at shutdown. */
 export class Notifier {
   private readonly options: Required<Omit<NotifierOptions, "logger">>;
+  private readonly channels: ReadonlySet<NotifierChannel>;
   private readonly logger: NotifierLogger;
   private readonly waiters = new Map<string, Set<NotifierCallback>>();
   private client: pg.Client | undefined;
@@ -108,7 +120,9 @@ export class Notifier {
       applicationName: options.applicationName ?? "node-flow-notifier",
       initialReconnectDelayMs: options.initialReconnectDelayMs ?? 100,
       maxReconnectDelayMs: options.maxReconnectDelayMs ?? 5000,
+      channels: options.channels ?? ALL_CHANNELS,
     };
+    this.channels = new Set(this.options.channels);
     this.logger = options.logger ?? noopLogger;
   }
 
@@ -227,7 +241,7 @@ export class Notifier {
     try {
       await client.connect();
       // Quoted like every identifier; the names are lowercase so it changes nothing today.
-      for (const channel of CHANNELS) await client.query(`LISTEN "${channel}"`);
+      for (const channel of this.channels) await client.query(`LISTEN "${channel}"`);
       const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
       if (this.closed || lost) throw new Error(this.closed ? "notifier closed while connecting" : "connection lost while connecting");
       this.client = client;
@@ -248,7 +262,7 @@ export class Notifier {
     // payload instead of failing; treat that as no notification, not a crash.
     if (!message.payload) return;
     const channel = message.channel as NotifierChannel;
-    if (!CHANNELS.includes(channel)) return;
+    if (!this.channels.has(channel)) return;
     this.counters.notifications++;
     const key = notificationKey(channel, message.payload);
     const set = this.waiters.get(waiterId(channel, key));

@@ -1,10 +1,12 @@
 import { sql } from "kysely";
 import { z } from "zod";
 import type { Db } from "@/db/pool";
-import type { IdempotencyStrategy } from "@/db/schema";
+import type { Transaction } from "kysely";
+import type { Database, IdempotencyStrategy } from "@/db/schema";
 import type { WorkflowDefinition } from "@/engine";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
+import type { OffloadedPayload } from "./payload-offload";
 import { enqueueDecide } from "./store/decide-queues";
 import { claimIdempotencyKey } from "./store/idempotency-keys";
 import { getWorkflowDefinition } from "./store/workflow-definitions";
@@ -141,39 +143,7 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
         }
       }
 
-      await insertWorkflowExecution(trx, {
-        id: workflowId,
-        namespaceId: input.namespaceId,
-        defName: def.name,
-        defVersion: def.version,
-        status: "RUNNING",
-        correlationId: input.correlationId ?? null,
-        idempotencyKey: key,
-        priority,
-        // Offloaded: the JSONB column holds {} and "inputRef" the blob (payload-offload.ts).
-        input: "inline" in payload ? payload.inline : {},
-        inputRef,
-        variables: graph.variables ?? {},
-        parentWorkflowId: input.parentWorkflowId ?? null,
-        parentTaskId: input.parentTaskId ?? null,
-        createdBy: input.createdBy ?? null,
-      });
-      await appendWorkflowEvents(trx, { workflowId, namespaceId: input.namespaceId }, [
-        {
-          type: "WORKFLOW_STARTED",
-          status: "RUNNING",
-          // No input here: it may be megabytes; the execution row holds it (or its ref).
-          data: {
-            defName: def.name,
-            defVersion: def.version,
-            correlationId: input.correlationId ?? null,
-            idempotencyKey: key,
-            parentWorkflowId: input.parentWorkflowId ?? null,
-            createdBy: input.createdBy ?? null,
-          },
-        },
-      ]);
-      await enqueueDecide(trx, { workflowId, namespaceId: input.namespaceId, reason: "start" });
+      await insertStartedExecution(trx, { workflowId, def, graph, input, priority, idempotencyKey: key, payload });
       return { kind: "created", workflowId };
     });
   } catch (error) {
@@ -190,6 +160,94 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
     case "conflict":
       return { ok: false, reason: "conflict", existingWorkflowId: outcome.existingWorkflowId, message: outcome.message };
   }
+}
+
+interface StartedExecutionRows {
+  workflowId: string;
+  def: { name: string; version: number };
+  graph: WorkflowDefinition;
+  input: Pick<StartExecutionInput, "namespaceId" | "correlationId" | "createdBy" | "parentWorkflowId" | "parentTaskId">;
+  priority: number;
+  idempotencyKey: string | null;
+  payload: OffloadedPayload;
+}
+
+/**
+ * The rows of a new execution, in the caller's transaction: the execution
+ * (RUNNING, the definition's initial variables), WORKFLOW_STARTED (seq 1; the
+ * insert holds the new row's lock), and a decide with reason "start".
+ */
+async function insertStartedExecution(trx: Transaction<Database>, rows: StartedExecutionRows): Promise<void> {
+  const { workflowId, def, graph, input, priority, idempotencyKey, payload } = rows;
+  await insertWorkflowExecution(trx, {
+    id: workflowId,
+    namespaceId: input.namespaceId,
+    defName: def.name,
+    defVersion: def.version,
+    status: "RUNNING",
+    correlationId: input.correlationId ?? null,
+    idempotencyKey,
+    priority,
+    // Offloaded: the JSONB column holds {} and "inputRef" the blob (payload-offload.ts).
+    input: "inline" in payload ? payload.inline : {},
+    inputRef: "ref" in payload ? payload.ref : null,
+    variables: graph.variables ?? {},
+    parentWorkflowId: input.parentWorkflowId ?? null,
+    parentTaskId: input.parentTaskId ?? null,
+    createdBy: input.createdBy ?? null,
+  });
+  await appendWorkflowEvents(trx, { workflowId, namespaceId: input.namespaceId }, [
+    {
+      type: "WORKFLOW_STARTED",
+      status: "RUNNING",
+      // No input here: it may be megabytes; the execution row holds it (or its ref).
+      data: {
+        defName: def.name,
+        defVersion: def.version,
+        correlationId: input.correlationId ?? null,
+        idempotencyKey,
+        parentWorkflowId: input.parentWorkflowId ?? null,
+        createdBy: input.createdBy ?? null,
+      },
+    },
+  ]);
+  await enqueueDecide(trx, { workflowId, namespaceId: input.namespaceId, reason: "start" });
+}
+
+export type StartNestedExecutionInput = Omit<StartExecutionInput, "idempotencyKey" | "idempotencyStrategy">;
+
+/**
+ * Starts an execution inside the caller's transaction — the decider starting a
+ * SUB_WORKFLOW child, a START_WORKFLOW target or a failureWorkflow, so the
+ * start commits or rolls back with the evaluation that asked for it. Same
+ * checks as {@link startExecution} (definition, input schema, offload), no
+ * idempotency key: the task's identity already makes the request happen once
+ * (the evaluator starts a child only when it inserted the task row).
+ *
+ * An offloaded input's blob is written before the evaluation commits
+ * (invariant 8); a rollback leaks it to orphan collection.
+ */
+export async function startNestedExecution(
+  trx: Transaction<Database>,
+  blobs: BlobStore | undefined,
+  input: StartNestedExecutionInput,
+): Promise<StartExecutionResult> {
+  const priority = input.priority ?? 0;
+  const def = await getWorkflowDefinition(trx, input.namespaceId, input.name, input.version);
+  if (def === undefined) {
+    const which = input.version === undefined ? "" : ` version ${input.version}`;
+    return { ok: false, reason: "not-found", message: `Workflow definition "${input.name}"${which} not found` };
+  }
+  const graph = def.graph as WorkflowDefinition;
+  const workflowInput = input.input === undefined ? {} : input.input;
+  const problems = validateInput(graph.inputSchema, workflowInput);
+  if (problems.length > 0) return { ok: false, reason: "invalid-input", problems };
+  let payload: OffloadedPayload = { inline: workflowInput };
+  if (blobs !== undefined) payload = await offloadIfLarge(blobs, workflowInput);
+  const { rows } = await sql<{ id: string }>`SELECT uuidv7() AS "id"`.execute(trx);
+  const workflowId = rows[0]!.id;
+  await insertStartedExecution(trx, { workflowId, def, graph, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
+  return { ok: true, workflowId, created: true };
 }
 
 /** Best effort: a blob no committed row references. Failing to delete only leaks it to orphan collection. */

@@ -1,11 +1,15 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/pool";
 import { createDb } from "../db/pool";
 import { useTestDatabase } from "../db/testing/test-database";
 import { Notifier, TASKS_CHANNEL, notifyTaskAvailable, taskAvailableKey } from "./notifier";
+import { upsertTaskDefinition } from "./store/task-definitions";
+import { completeTaskFromWorker } from "./store/task-executions";
 import { enqueueTask } from "./store/task-queues";
+import type { LeasedTask } from "./store/task-queues";
+import { QueueGateCache, releaseTaskGates } from "./task-gates";
 import { pollTasks } from "./task-poller";
 import type { PollTasksOptions } from "./task-poller";
 
@@ -225,5 +229,58 @@ describe("pollTasks", () => {
 
   it("rejects a timeout beyond the maximum", async () => {
     await expect(pollTasks({ db: t.db, notifier }, options(randomUUID(), "q", { timeoutMs: 60_000 }))).rejects.toThrow(RangeError);
+  });
+});
+
+describe("pollTasks through gates", () => {
+  /** Gates are read fresh on every lease: each test defines them right before polling. */
+  const gateCache = new QueueGateCache(0);
+
+  async function gatedNamespace(name: string, gates: { concurrentExecLimit?: number; rateLimitPerFrequency?: number; rateLimitFrequencyInSeconds?: number }) {
+    const { id } = await t.db
+      .insertInto("Namespaces")
+      .values({ name: `ns-${randomBytes(4).toString("hex")}` })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    await upsertTaskDefinition(t.db, { namespaceId: id, definition: { name, ...gates } });
+    return id;
+  }
+
+  /** A worker's completion with the gate release it carries, committed on the writer pool. */
+  async function complete({ task }: LeasedTask): Promise<void> {
+    await writer.transaction().execute(async (trx) => {
+      const result = await completeTaskFromWorker(trx, { namespaceId: task.namespaceId, workflowId: task.workflowId, taskId: task.id, status: "COMPLETED" });
+      if (!result.ok) throw new Error(result.error);
+      await releaseTaskGates(trx, { namespaceId: task.namespaceId, taskId: task.id, queueName: task.queueName });
+    });
+  }
+
+  it("a poll held back by concurrentExecLimit parks, and the held task's completion wakes it", async () => {
+    const ns = await gatedNamespace("gated", { concurrentExecLimit: 1 });
+    const first = await enqueue(ns, "gated");
+    const second = await enqueue(ns, "gated");
+    const deps = { db: t.db, notifier, gateCache };
+    const held = await pollTasks(deps, options(ns, "gated", { timeoutMs: 0, workerId: "w1" }));
+    expect(held.map((l) => l.queue.taskId)).toEqual([first]);
+
+    // A re-check interval far beyond the timeout: only the completion's notification can wake it.
+    const poll = startPoll(deps, options(ns, "gated", { workerId: "w2", recheckIntervalMs: 600_000 }));
+    await parked("gated", 1);
+    expect(poll.settled()).toBe(false);
+    await complete(held[0]!);
+    expect((await poll.result).map((l) => l.queue.taskId)).toEqual([second]);
+  });
+
+  it("a poll held back by a rate limit wakes when the next window opens, with no notification at all", async () => {
+    const ns = await gatedNamespace("rated", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 2 });
+    await enqueue(ns, "rated");
+    await enqueue(ns, "rated");
+    const deps = { db: t.db, notifier: null, gateCache };
+    const [a] = await pollTasks(deps, options(ns, "rated", { timeoutMs: 0 }));
+    // Only the window's own hint can wake it before its 10 s timeout.
+    const [b] = await pollTasks(deps, options(ns, "rated", { recheckIntervalMs: 600_000 }));
+    expect(a && b).toBeTruthy();
+    // Leased in a later 2 s window than the first (both by the database's clock).
+    expect(Math.floor(b!.task.startedAt!.getTime() / 2000)).toBeGreaterThan(Math.floor(a!.task.startedAt!.getTime() / 2000));
   });
 });

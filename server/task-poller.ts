@@ -1,13 +1,21 @@
 import type { Db } from "../db/pool";
 import type { Notifier } from "./notifier";
-import { TASKS_CHANNEL, hasVisibleTask, leaseTasks, releaseLease, taskAvailableKey } from "./store/task-queues";
+import { TASKS_CHANNEL, hasVisibleTask, releaseLease, taskAvailableKey } from "./store/task-queues";
 import type { LeasedTask } from "./store/task-queues";
+import { gatesHaveRoom, leaseGatedTasks, queueGateCache, releaseTaskGates } from "./task-gates";
+import type { QueueGateCache } from "./task-gates";
 
 /**
  * Long-poll: a worker's poll is parked until a task arrives or its timeout
  * passes, instead of the worker polling on a short interval. An idle worker
  * then costs one held HTTP request and a cheap re-check now and then, not a
  * query every 100 ms, and a task starts as soon as its enqueue commits.
+ *
+ * Every lease goes through the queue's gates (task-gates.ts). A poll the gates
+ * hold back is not an error: it parks like a poll of an empty queue, and is
+ * woken when capacity comes back — a gated task's end and an expired permit
+ * notify the queue — or when the rate limit's next window opens, or at its
+ * re-check interval, whichever is first.
  */
 
 /** Upper bound for `timeoutMs`: under common proxies' idle timeouts (60 s), with room. */
@@ -20,6 +28,8 @@ export interface TaskPollerDeps {
    * need not be connected: a poll that hears nothing still re-checks.
    */
   notifier: Notifier | null;
+  /** Gate configuration cache; the process's own by default. */
+  gateCache?: QueueGateCache;
 }
 
 export interface PollTasksOptions {
@@ -79,12 +89,27 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
     // work is likely there. A re-check the interval timer woke usually finds
     // nothing, so it probes first (read-only, no transaction, ~3x cheaper).
     let probeFirst = false;
+    // Set while the gates hold this poll back. Whatever wakes it next — often
+    // just another enqueue on a queue at its limit — checks the gates
+    // lock-free first, instead of every parked poll running a gated lease,
+    // serialised on the queue's gate lock, only to find the gate still shut.
+    let gatedOut = false;
+    // When a rate limit held it back: when the next window opens (the
+    // performance.now() clock). Nothing notifies that, so the wait is cut to it.
+    let windowOpensAt: number | undefined;
+    const gateCache = deps.gateCache ?? queueGateCache;
     for (;;) {
       wake.clear();
-      const worthLeasing = !probeFirst || (await hasVisibleTask(deps.db, { namespaceId, queueName }));
-      const leased = worthLeasing
-        ? await leaseTasks(deps.db, { namespaceId, queueName, count, leaseSeconds, owner: workerId })
-        : [];
+      let leased: LeasedTask[] = [];
+      if (
+        (!gatedOut || (await gatesHaveRoom(deps.db, { namespaceId, queueName }, gateCache))) &&
+        (!probeFirst || (await hasVisibleTask(deps.db, { namespaceId, queueName })))
+      ) {
+        const result = await leaseGatedTasks(deps.db, { namespaceId, queueName, count, leaseSeconds, owner: workerId }, gateCache);
+        leased = result.leased;
+        gatedOut = result.heldBy !== null;
+        windowOpensAt = result.retryAfterMs === undefined ? undefined : performance.now() + result.retryAfterMs;
+      }
       if (signal?.aborted) {
         // Nobody is left to hand these to: give them back now rather than leave
         // them leased until the sweeper finds the lease expired.
@@ -92,9 +117,12 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
         return [];
       }
       if (leased.length > 0) return leased;
-      const remaining = deadline - performance.now();
+      const now = performance.now();
+      const remaining = deadline - now;
       if (remaining <= 0) return [];
-      const waitMs = Math.min(remaining, jitter(recheckIntervalMs));
+      if (windowOpensAt !== undefined && windowOpensAt <= now) windowOpensAt = undefined;
+      const untilWindow = windowOpensAt === undefined ? Number.POSITIVE_INFINITY : windowOpensAt - now;
+      const waitMs = Math.min(remaining, jitter(recheckIntervalMs), untilWindow);
       const woken = await wake.wait(waitMs);
       if (signal?.aborted) return [];
       // The wait that ran to the deadline heard nothing: done, without one more
@@ -102,7 +130,8 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
       // a timer may fire a fraction of a millisecond before performance.now()
       // reaches the deadline, and that extra query made a test flaky.
       if (!woken && waitMs === remaining) return [];
-      probeFirst = !woken;
+      // A window that opened is as good as a notification: no visibility probe.
+      probeFirst = !woken && waitMs !== untilWindow;
     }
   } finally {
     unsubscribe?.();
@@ -113,9 +142,16 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
 async function releaseAll(db: Db, namespaceId: string, owner: string, leased: readonly LeasedTask[]): Promise<void> {
   for (const { queue } of leased) {
     try {
-      await releaseLease(db, { namespaceId, queueName: queue.queueName, taskId: queue.taskId, owner });
+      // With its gates: a semaphore permit would otherwise stay taken until its
+      // lease ran out. (A rate-limit token stays spent: the lease did happen.)
+      await db.transaction().execute(async (trx) => {
+        if (await releaseLease(trx, { namespaceId, queueName: queue.queueName, taskId: queue.taskId, owner })) {
+          await releaseTaskGates(trx, { namespaceId, taskId: queue.taskId, queueName: queue.queueName });
+        }
+      });
     } catch {
-      // Best effort: an unreleased lease expires and the sweeper requeues it.
+      // Best effort: an unreleased lease expires and the sweeper requeues it;
+      // its permits expire with it.
     }
   }
 }

@@ -17,6 +17,12 @@ import { checkDatabaseConnection, DatabaseConnectionError } from "./database-con
 import { createLogger } from "./logger";
 import type { Logger } from "./logger";
 import { startRunners, stopRunners } from "./runners";
+import { countLeaseExpiries, observeEvaluation, recordRunnerPass } from "./metrics";
+import { startMetricsServer } from "./metrics-server";
+import type { MetricsServer } from "./metrics-server";
+import { DECIDE_CHANNEL, DECIDE_WAKE_KEY, Notifier } from "./notifier";
+import { createJqTransform } from "./sandbox/jq-transform";
+import type { JqTransform } from "./sandbox/jq-transform";
 import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import { DEFAULT_WORKER_ROLES, resolveWorkerRoles } from "./worker-roles";
@@ -86,6 +92,9 @@ async function main(): Promise<void> {
   let stopping = false;
   let runners: ReturnType<typeof startRunners> = [];
   let scripts: QuickJsScriptEvaluator | undefined = undefined;
+  let jq: JqTransform | undefined = undefined;
+  let notifier: Notifier | undefined = undefined;
+  let metricsServer: MetricsServer | undefined = undefined;
   const shutdown = async (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.info({ signal }, "worker already stopping");
@@ -99,7 +108,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
     const finished = await stopRunners(runners, RUNNER_STOP_TIMEOUT_MS);
+    await notifier?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the notifier failed"));
+    await metricsServer?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the metrics server failed"));
     await scripts?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the script sandbox failed"));
+    await jq?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the jq sandbox failed"));
     await db.destroy().catch((error: unknown) => logger.warn({ err: error }, "closing the pool failed"));
     logger.info({ finished }, "worker stopped");
     process.exit(finished ? 0 : 1);
@@ -121,14 +133,51 @@ async function main(): Promise<void> {
   }
   if (stopping) return;
 
-  // Only the decider evaluates SWITCH scripts and loop conditions, and resolves
-  // offloaded payloads; other roles skip booting the sandbox.
+  // The decider runs SWITCH scripts and loop conditions, the poller INLINE
+  // tasks (QuickJS) and JSON_JQ_TRANSFORM (jq); both read and write offloaded
+  // payloads. A process holding neither skips booting the sandboxes.
   const deciding = roles.includes("decider");
-  scripts = deciding ? await createQuickJsScriptEvaluator() : undefined;
+  const polling = roles.includes("poller");
+  scripts = deciding || polling ? await createQuickJsScriptEvaluator() : undefined;
+  jq = polling ? await createJqTransform() : undefined;
   if (stopping) return;
-  const blobs = deciding ? new FilesystemBlobStore({ root: path.join(config.dataDir, "blobs") }) : undefined;
-  runners = startRunners(roles, { db, logger, scripts, blobs });
+  const blobs = deciding || polling ? new FilesystemBlobStore({ root: path.join(config.dataDir, "blobs") }) : undefined;
+  runners = startRunners(roles, {
+    db,
+    logger,
+    scripts,
+    jq,
+    blobs,
+    httpAllowPrivateNetworks: config.httpAllowPrivateNetworks,
+    onPass: recordRunnerPass,
+    onEvaluation: observeEvaluation,
+    onLeaseExpiries: countLeaseExpiries,
+  });
+  const decide = runners.find((runner) => runner.name === "decide");
+  if (decide && config.notifications) {
+    // An evaluation requested anywhere (a completion, a start, a timer) wakes
+    // the loop at once; its interval covers whatever the notifier misses.
+    notifier = new Notifier({ connectionString: config.databaseUrl, applicationName: "node-flow-worker-notifier", logger, channels: [DECIDE_CHANNEL] });
+    notifier.subscribe(DECIDE_CHANNEL, DECIDE_WAKE_KEY, () => decide.wake());
+    void notifier.start();
+  }
+  metricsServer = await startSidecarMetrics(config, db, logger);
   logger.info({ runners: runners.map((runner) => runner.name) }, `worker ready roles=${roles.join(",")}`);
+}
+
+/**
+ * The sidecar's /metrics (runner passes, evaluations, lease expiries live in
+ * this process). A port already taken — a second sidecar on one machine — is
+ * logged and skipped: losing a scrape target must not stop the engine.
+ */
+async function startSidecarMetrics(config: Config, db: Db, logger: Logger): Promise<MetricsServer | undefined> {
+  if (config.metricsPort === 0) return undefined;
+  try {
+    return await startMetricsServer({ port: config.metricsPort, host: config.host, db, logger, ...(config.metricsToken ? { token: config.metricsToken } : {}) });
+  } catch (error) {
+    logger.warn({ err: error, port: config.metricsPort }, "sidecar metrics not served: the port is unavailable (set NODE_FLOW_METRICS_PORT)");
+    return undefined;
+  }
 }
 
 main().catch((error: unknown) => {

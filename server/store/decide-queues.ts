@@ -98,6 +98,17 @@ export interface ClaimDecideBatchOptions {
  *   key with an unlocked read, and the locking scan begins there.
  */
 export async function claimDecideBatch(trx: Transaction<Database>, options: ClaimDecideBatchOptions): Promise<string[]> {
+  return (await claimDecides(trx, options)).map((claim) => claim.workflowId);
+}
+
+/** A claimed evaluation: the workflow, and the reason its last enqueue gave (a fired timer says which). */
+export interface DecideClaim {
+  workflowId: string;
+  reason: string | null;
+}
+
+/** {@link claimDecideBatch}, also returning each claim's reason. */
+export async function claimDecides(trx: Transaction<Database>, options: ClaimDecideBatchOptions): Promise<DecideClaim[]> {
   const { limit, offset = 0 } = options;
   if (!trx.isTransaction) {
     // Claiming outside a transaction commits the delete at once: a crash before
@@ -117,14 +128,14 @@ export async function claimDecideBatch(trx: Transaction<Database>, options: Clai
     // invisible to this second statement, so nothing is claimed twice.
     claimed.push(...(await claimFrom(trx, limit - claimed.length, 0)));
   }
-  return claimed.sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt)).map((r) => r.workflowId);
+  return claimed.sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt)).map((r) => ({ workflowId: r.workflowId, reason: r.reason }));
 }
 
 async function claimFrom(
   trx: Transaction<Database>,
   limit: number,
   offset: number,
-): Promise<{ workflowId: string; enqueuedAt: string }[]> {
+): Promise<{ workflowId: string; enqueuedAt: string; reason: string | null }[]> {
   // The start key comes from a plain (non-locking) read, so the rows before it
   // stay claimable by other deciders; an offset past the tail starts at the head.
   const start =
@@ -136,7 +147,7 @@ async function claimFrom(
   // LockRows → Index Scan on "DecideQueues_enqueued_idx".
   // "enqueuedAt" goes back as text: it only orders the batch, and text keeps its
   // microseconds (a JS Date would tie rows enqueued within one millisecond).
-  const { rows } = await sql<{ workflowId: string; enqueuedAt: string }>`
+  const { rows } = await sql<{ workflowId: string; enqueuedAt: string; reason: string | null }>`
     WITH "claimable" AS (
       SELECT "workflowId" FROM "DecideQueues"
       WHERE "enqueuedAt" >= ${start}
@@ -147,7 +158,7 @@ async function claimFrom(
     DELETE FROM "DecideQueues" AS "q"
     USING "claimable" AS "c"
     WHERE "q"."workflowId" = "c"."workflowId"
-    RETURNING "q"."workflowId",
+    RETURNING "q"."workflowId", "q"."reason",
               to_char("q"."enqueuedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS "enqueuedAt"`.execute(trx);
   return rows;
 }

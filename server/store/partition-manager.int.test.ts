@@ -490,7 +490,7 @@ describe("concurrent managers", () => {
 describe("the poller's partition loop", () => {
   it("maintains partitions from the first pass at start-up", async () => {
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    const runners = startRunners(["poller"], { db: t.db, logger, clock: () => at("2350-09-09T09:09:09Z") });
+    const runners = startRunners(["poller"], { db: t.db, logger, clock: () => at("2350-09-09T09:09:09Z"), only: ["partitions"] });
     expect(runners.map((r) => r.name)).toEqual(["partitions"]);
     await vi.waitFor(() => expect(runners[0]?.stats.passes).toBe(1), { timeout: 10_000 });
     expect(await stopRunners(runners, 5_000)).toBe(true);

@@ -4,6 +4,7 @@ import { json } from "../../db/json";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
 import { enqueueDecide } from "./decide-queues";
+import { releaseTaskGates } from "./semaphores";
 
 /**
  * TaskExecutions: the decider's reads (frontier, latest row per ref) and writes
@@ -202,6 +203,12 @@ export interface CompleteTaskFromWorkerInput {
   taskId: string;
   status: WorkerFinalStatus;
   output?: unknown;
+  /**
+   * The blob holding an offloaded output (payload-offload.ts), written before
+   * this transaction; `output` is then {}. Absent means the output is inline,
+   * and any earlier ref is cleared with it.
+   */
+  outputRef?: string | null;
   reason?: string | null;
   /** When given, the task must be held by this worker (its lease owner). */
   workerId?: string;
@@ -275,6 +282,7 @@ export async function completeTaskFromWorker(
     .set({
       status: input.status,
       output: json(input.output ?? {}),
+      outputRef: input.outputRef ?? null,
       reasonForIncompletion: input.reason ?? null,
       endedAt: now,
       updatedAt: now,
@@ -296,6 +304,8 @@ export async function completeTaskFromWorker(
     const error = current?.status === "IN_PROGRESS" ? "not_held" : "not_in_progress";
     throw new TaskReportRefusedError({ ok: false, error, status: current?.status });
   }
+  // The task's semaphore permit ends with it, in this transaction, and the queue's parked polls hear of the room.
+  await releaseTaskGates(trx, { namespaceId: input.namespaceId, taskId: input.taskId, queueName: task.queueName });
   await enqueueDecide(trx, { workflowId: input.workflowId, namespaceId: input.namespaceId, reason: `task ${ended.refName} ${input.status}` });
   return { ok: true, task: ended };
 }

@@ -6,6 +6,7 @@ import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
 import type { TaskQueueRow } from "../../db/schema";
 import { useTestDatabase } from "../../db/testing/test-database";
+import { completeTaskFromWorker } from "./task-executions";
 import {
   TASKS_CHANNEL,
   acknowledge,
@@ -421,6 +422,130 @@ describe("requeueExpiredLeases", () => {
     } finally {
       await listener.end();
     }
+  });
+});
+
+describe("the timeouts a lease starts", () => {
+  /** A queued task with the timeouts the decider snapshots from its policy. */
+  async function queueTimedTask(
+    namespaceId: string,
+    queueName: string,
+    timeouts: { timeoutSeconds?: number | null; responseTimeoutSeconds?: number | null },
+  ): Promise<Task> {
+    const row = await t.db
+      .insertInto("TaskExecutions")
+      .values({
+        workflowId: randomUUID(),
+        namespaceId,
+        refName: `ref_${randomUUID()}`,
+        taskType: "SIMPLE",
+        taskDefName: queueName,
+        queueName,
+        timeoutSeconds: timeouts.timeoutSeconds ?? null,
+        responseTimeoutSeconds: timeouts.responseTimeoutSeconds ?? null,
+      })
+      .returning(["id", "workflowId"])
+      .executeTakeFirstOrThrow();
+    const task = { namespaceId, queueName, taskId: row.id, workflowId: row.workflowId };
+    expect(await enqueueTask(t.db, { ...task, taskType: "SIMPLE", priority: 0, visibleAt: new Date(Date.now() - 60_000) })).toBe(true);
+    return task;
+  }
+
+  const timersOf = (task: Task) =>
+    t.db.selectFrom("Timers").select(["kind", "fireAt", "namespaceId", "workflowId", "taskId", "claimedAt"]).where("workflowId", "=", task.workflowId).execute();
+  const at = (base: Date, seconds: number) => new Date(base.getTime() + seconds * 1000);
+
+  it("arms a startToClose timer at startedAt + timeoutSeconds on the first lease only", async () => {
+    const ns = randomUUID();
+    const timed = await queueTimedTask(ns, "s2c", { timeoutSeconds: 120 });
+    const untimed = await queueTimedTask(ns, "s2c", { timeoutSeconds: 0 });
+    const unset = await queueTimedTask(ns, "s2c", {});
+    const t0 = new Date(Date.now() - 1_000);
+
+    const leased = await lease(ns, "s2c", "w1", 10, t0);
+    expect(leased.map((l) => l.task.id).sort()).toEqual([timed.taskId, untimed.taskId, unset.taskId].sort());
+    expect(leased.find((l) => l.task.id === timed.taskId)?.task.startedAt).toEqual(t0);
+    expect(await timersOf(timed)).toEqual([
+      { kind: "startToClose", fireAt: at(t0, 120), namespaceId: ns, workflowId: timed.workflowId, taskId: timed.taskId, claimedAt: null },
+    ]);
+    expect(await timersOf(untimed)).toEqual([]);
+    expect(await timersOf(unset)).toEqual([]);
+
+    // Given back and leased again (as after a requeue): the deadline still runs
+    // from the first start, and no second timer is armed.
+    expect(await releaseLease(t.db, { ...timed, owner: "w1", now: at(t0, 5) })).toBe(true);
+    const [again] = await lease(ns, "s2c", "w2", 10, at(t0, 10));
+    expect(again?.task).toMatchObject({ id: timed.taskId, pollCount: 2, workerId: "w2", startedAt: t0 });
+    expect(await timersOf(timed)).toHaveLength(1);
+  });
+
+  it("arms nothing for a queue row whose task has ended, and rolls back with the lease", async () => {
+    const ns = randomUUID();
+    const dead = await queueTimedTask(ns, "s2c-dead", { timeoutSeconds: 60 });
+    await t.db.updateTable("TaskExecutions").set({ status: "CANCELED", endedAt: new Date() }).where("workflowId", "=", dead.workflowId).execute();
+    expect(await lease(ns, "s2c-dead", "w")).toEqual([]);
+    expect(await timersOf(dead)).toEqual([]);
+
+    const live = await queueTimedTask(ns, "s2c-rollback", { timeoutSeconds: 60 });
+    await t.db
+      .transaction()
+      .execute(async (trx) => {
+        expect(await leaseTasks(trx, { namespaceId: ns, queueName: "s2c-rollback", count: 1, leaseSeconds: 30, owner: "w" })).toHaveLength(1);
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    expect(await timersOf(live)).toEqual([]);
+    expect((await taskRow(live)).startedAt).toBeNull();
+  });
+
+  it("leases for the task's responseTimeoutSeconds when it has one, and renews by the same window", async () => {
+    const ns = randomUUID();
+    const heartbeat = await queueTimedTask(ns, "rto", { responseTimeoutSeconds: 10 });
+    const plain = await queueTimedTask(ns, "rto", { responseTimeoutSeconds: null });
+    const t0 = new Date(Date.now() - 1_000);
+    const leased = await leaseTasks(t.db, { namespaceId: ns, queueName: "rto", count: 10, leaseSeconds: 300, owner: "w1", now: t0 });
+    const expiry = (task: Task) => leased.find((l) => l.task.id === task.taskId)?.queue.leaseExpiresAt;
+    expect(expiry(heartbeat)).toEqual(at(t0, 10));
+    expect(expiry(plain)).toEqual(at(t0, 300));
+    expect((await queueRow(heartbeat))?.leaseExpiresAt).toEqual(at(t0, 10));
+    expect((await queueRow(plain))?.leaseExpiresAt).toEqual(at(t0, 300));
+
+    // A heartbeat extends by the task's window, whatever lease it asks for;
+    // passing the workflow id (the pruned form) gives the same.
+    expect(await renewLease(t.db, { ...heartbeat, owner: "w1", leaseSeconds: 600, now: at(t0, 8) })).toBe(true);
+    expect((await queueRow(heartbeat))?.leaseExpiresAt).toEqual(at(t0, 18));
+    expect(await renewLease(t.db, { ...heartbeat, owner: "w1", leaseSeconds: 600, now: at(t0, 9) })).toBe(true);
+    expect((await queueRow(heartbeat))?.leaseExpiresAt).toEqual(at(t0, 19));
+    expect(await renewLease(t.db, { ...heartbeat, workflowId: randomUUID(), owner: "w1", leaseSeconds: 600, now: at(t0, 9) })).toBe(false);
+    expect(await renewLease(t.db, { ...plain, owner: "w1", leaseSeconds: 600, now: at(t0, 8) })).toBe(true);
+    expect((await queueRow(plain))?.leaseExpiresAt).toEqual(at(t0, 608));
+  });
+
+  it("a worker that stops heartbeating loses the task after responseTimeoutSeconds: requeued, leased by another, its report refused", async () => {
+    const ns = randomUUID();
+    const task = await queueTimedTask(ns, "rto-lost", { responseTimeoutSeconds: 10, timeoutSeconds: 600 });
+    const t0 = new Date(Date.now() - 60_000);
+    const [first] = await leaseTasks(t.db, { namespaceId: ns, queueName: "rto-lost", count: 1, leaseSeconds: 300, owner: "w1", now: t0 });
+    expect(first?.task.workerId).toBe("w1");
+
+    const mine = (result: { tasks: { taskId: string }[] }) => result.tasks.filter((e) => e.taskId === task.taskId);
+    expect(mine(await requeueExpiredLeases(t.db, { limit: 1000, now: at(t0, 9) }))).toEqual([]);
+    expect(mine(await requeueExpiredLeases(t.db, { limit: 1000, now: at(t0, 11) }))).toHaveLength(1);
+
+    const [second] = await leaseTasks(t.db, { namespaceId: ns, queueName: "rto-lost", count: 1, leaseSeconds: 300, owner: "w2", now: at(t0, 12) });
+    expect(second?.task).toMatchObject({ id: task.taskId, workerId: "w2", pollCount: 2 });
+    expect(second?.queue.leaseExpiresAt).toEqual(at(t0, 22));
+
+    const report = { namespaceId: ns, workflowId: task.workflowId, taskId: task.taskId, status: "COMPLETED" as const };
+    expect(await completeTaskFromWorker(t.db, { ...report, workerId: "w1", output: { late: true } })).toEqual({
+      ok: false,
+      error: "not_held",
+      status: "IN_PROGRESS",
+    });
+    expect(await queueRow(task)).toMatchObject({ leaseOwner: "w2" });
+    expect((await completeTaskFromWorker(t.db, { ...report, workerId: "w2" })).ok).toBe(true);
+    // The run timeout was armed once, from the first start.
+    expect((await timersOf(task)).map((timer) => timer.fireAt)).toEqual([at(t0, 600)]);
   });
 });
 

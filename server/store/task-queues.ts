@@ -146,6 +146,11 @@ export interface LeaseTasksInput {
   namespaceId: string;
   /** At most this many, 1 to 1000. */
   count: number;
+  /**
+   * The lease length for a task without a heartbeat window of its own. A task
+   * whose row has a positive "responseTimeoutSeconds" is leased for that long
+   * instead, whatever the poll asked for: see {@link startLeasedTasks}.
+   */
   leaseSeconds: number;
   /** Recorded as "leaseOwner" and the task's "workerId"; renew/ack/release must present it. */
   owner: string;
@@ -160,88 +165,179 @@ export interface LeasedTask {
 }
 
 /**
- * The queue half of a lease, one statement. Exported for the plan test only;
- * call {@link leaseTasks}.
+ * The queue half of a lease: picks and locks up to `count` rows, one
+ * statement; {@link startLeasedTasks} then stamps the lease. Exported for the
+ * plan test only; call {@link leaseTasks}.
  *
- * - `candidates` is an ordered scan of "TaskQueues_dequeue_idx" ("queueName",
- *   "priority" DESC, "id") WHERE "leaseExpiresAt" IS NULL, in exactly its order,
- *   so LIMIT stops after `count` rows: no sort, and leased rows are not in the
- *   index at all. "visibleAt" and "namespaceId" are not in that index and are
- *   checked on each heap row reached, so deferred rows at the head of a queue
- *   are stepped past on every poll (~0.4 µs each; measured in
- *   leaseTasks' comment).
+ * - An ordered scan of "TaskQueues_dequeue_idx" ("queueName", "priority" DESC,
+ *   "id") WHERE "leaseExpiresAt" IS NULL, in exactly its order, so LIMIT stops
+ *   after `count` rows: no sort, and leased rows are not in the index at all.
+ *   "visibleAt" and "namespaceId" are not in that index and are checked on
+ *   each heap row reached, so deferred rows at the head of a queue are stepped
+ *   past on every poll (~0.4 µs each; measured in leaseTasks' comment).
  * - FOR UPDATE SKIP LOCKED: concurrent leasers take disjoint rows instead of
  *   queueing behind each other's locks. A row another leaser committed after our
  *   snapshot is re-checked under the lock ("leaseExpiresAt" IS NULL now fails),
  *   so no row is ever leased twice.
- * - The update repeats `"queueName" = …` although the ids already pin the rows:
- *   without it the planner cannot prune, and the UPDATE is planned and
- *   initialised over all eight partitions.
- * - `"id" = ANY (ARRAY(SELECT … FROM "candidates"))` rather than a join to the
- *   CTE: with a join the planner chose a sequential scan of the partition plus
- *   a hash join when the queue held ~1,000 rows. The array makes it one
- *   primary-key index scan whatever the table holds.
+ * - It only locks; it does not write the lease. The lease's length depends on
+ *   the task row ("responseTimeoutSeconds"), which this statement cannot read
+ *   cheaply (see startLeasedTasks), and stamping a provisional lease here to
+ *   correct it there wrote every queue row twice — two non-HOT versions
+ *   ("leaseExpiresAt" is indexed) on the hottest table. The lock holds the rows
+ *   until commit just as the stamp would; until the stamp, the next statement,
+ *   they stay in the dequeue index, and concurrent leasers step past them as
+ *   past any row locked by a lease in flight.
  */
 export function leaseTasksStatement(input: LeaseTasksInput): RawBuilder<TaskQueueRow> {
   const now = at(input.now);
   return sql<TaskQueueRow>`
-    WITH "candidates" AS (
-      SELECT "id"
-      FROM "TaskQueues"
-      WHERE "queueName" = ${input.queueName}
-        AND "leaseExpiresAt" IS NULL
-        AND "namespaceId" = ${input.namespaceId}
-        AND "visibleAt" <= ${now}
-      ORDER BY "priority" DESC, "id"
-      LIMIT ${input.count}
-      FOR UPDATE SKIP LOCKED
-    )
-    UPDATE "TaskQueues" AS "q"
-    SET "leaseExpiresAt" = ${now} + ${seconds(input.leaseSeconds)},
-        "leaseOwner" = ${input.owner}
-    WHERE "q"."queueName" = ${input.queueName}
-      AND "q"."id" = ANY (ARRAY(SELECT "id" FROM "candidates"))
-    RETURNING "q".*`;
+    SELECT * FROM "TaskQueues"
+    WHERE "queueName" = ${input.queueName}
+      AND "leaseExpiresAt" IS NULL
+      AND "namespaceId" = ${input.namespaceId}
+      AND "visibleAt" <= ${now}
+    ORDER BY "priority" DESC, "id"
+    LIMIT ${input.count}
+    FOR UPDATE SKIP LOCKED`;
 }
 
+export interface StartLeasedTasksInput {
+  /** Recorded as "leaseOwner" and the task's "workerId". */
+  owner: string;
+  /** The lease length for tasks without a positive "responseTimeoutSeconds". */
+  leaseSeconds: number;
+  now?: Date | string;
+  /** Only tasks of this namespace; omit when the locked rows span namespaces (the system-task runner). */
+  namespaceId?: string;
+}
+
+type StartedRow = TaskExecutionRow & { queueId: number; queueLeaseExpiresAt: Date; firstStart: boolean };
+
 /**
- * What a lease means to the task: IN_PROGRESS, "startedAt" on the first lease,
- * "pollCount" + 1, "workerId". Only SCHEDULED and IN_PROGRESS tasks are
- * started; a queue row whose task has ended (cancelled while queued) or is
- * missing gets no task back. The ids are constants here, so Postgres prunes
- * "TaskExecutions" to the partitions of the leased workflows at plan time.
+ * Stamps the lease on queue rows this transaction has locked (by
+ * {@link leaseTasksStatement}, or any FOR UPDATE of them) and starts their
+ * tasks, in one statement: the task IN_PROGRESS, "startedAt" on the first
+ * lease, "pollCount" + 1, "workerId" = owner. Returns the leased tasks, highest
+ * priority first, then first in, first out. A locked row whose task has ended
+ * (cancelled while queued) or is missing gets no task back and is deleted.
+ *
+ * Two timeouts start here, because this is where a task starts:
+ * - The lease lasts the task's "responseTimeoutSeconds" when positive (its
+ *   heartbeat window, snapshotted from the policy at schedule time), else the
+ *   poll's `leaseSeconds`. A worker that stops heartbeating therefore loses the
+ *   task once its window has passed, and the lease sweeper requeues it
+ *   (Conductor's responseTimeout; its default, 3600 s, applies to tasks whose
+ *   policy names none). {@link renewLease} extends by the same window.
+ * - A task leased for the first time ("startedAt" was NULL: RETURNING OLD) with
+ *   "timeoutSeconds" > 0 gets a `startToClose` timer at "startedAt" +
+ *   "timeoutSeconds". decide checks that deadline only when the workflow is
+ *   evaluated, and nothing else would wake it. A re-lease (after a requeue or
+ *   a release) arms nothing: the deadline runs from the first start.
+ *
+ * Why one statement with data-modifying CTEs here, when leaseTasks found a CTE
+ * slower: that CTE joined the queue lease to "TaskExecutions", so the planner
+ * could not prune the hash partitions and planned all sixteen. Here the task
+ * ids and workflow ids are constants, so "TaskExecutions" is pruned to the
+ * leased workflows' partitions at plan time; the queue update is pruned to the
+ * queues named and probes their primary key by id; the timer insert is one
+ * multi-row INSERT … SELECT that inserts nothing when no task needs a timer.
+ * One round trip, and one new version of each queue row. Measured as in
+ * leaseTasks' comment but smaller (8 leasers × 10, 5,000 tasks with a 3,600 s
+ * response timeout, a quarter with a run timeout, 200,000 rows of history), on
+ * a machine at load 9 to 14 from other work, medians of eight rounds: the
+ * previous lease without either timeout 2,180 tasks/s; this shape 1,870; the
+ * provisional lease corrected in this statement's CTE 1,990; corrected by a
+ * third statement 1,730 — every spread (1,200–2,600) wider than the gaps, so
+ * no variant measurably beat another. This one is kept because it writes each
+ * queue row once: the alternatives write it twice whenever the task's window
+ * differs from the poll's, which with the 3,600 s default is nearly always.
  */
-async function startLeasedTasks(
+export async function startLeasedTasks(
   trx: Executor,
-  input: LeaseTasksInput,
-  leased: readonly TaskQueueRow[],
-): Promise<TaskExecutionRow[]> {
+  input: StartLeasedTasksInput,
+  locked: readonly TaskQueueRow[],
+): Promise<LeasedTask[]> {
+  if (!trx.isTransaction) throw new Error("startLeasedTasks must run in the transaction that locked the queue rows");
+  assertPositive("leaseSeconds", input.leaseSeconds);
+  if (locked.length === 0) return [];
   const now = at(input.now);
-  return trx
-    .updateTable("TaskExecutions")
-    .set((eb) => ({
-      status: "IN_PROGRESS",
-      startedAt: sql<Date>`COALESCE("startedAt", ${now})`,
-      pollCount: eb("pollCount", "+", 1),
-      workerId: input.owner,
-      updatedAt: now,
-    }))
-    .where("workflowId", "in", [...new Set(leased.map((row) => row.workflowId))])
-    .where("id", "in", leased.map((row) => row.taskId))
-    .where("namespaceId", "=", input.namespaceId)
-    .where("status", "in", ["SCHEDULED", "IN_PROGRESS"])
-    .returningAll()
-    .execute();
+  const workflowIds = [...new Set(locked.map((row) => row.workflowId))];
+  const queueNames = [...new Set(locked.map((row) => row.queueName))];
+  const { rows } = await sql<StartedRow>`
+    WITH "started" AS (
+      UPDATE "TaskExecutions" AS "t"
+      SET "status" = 'IN_PROGRESS',
+          "startedAt" = COALESCE("t"."startedAt", ${now}),
+          "pollCount" = "t"."pollCount" + 1,
+          "workerId" = ${input.owner},
+          "updatedAt" = ${now}
+      WHERE "t"."workflowId" IN (${sql.join(workflowIds)})
+        AND "t"."id" IN (${sql.join(locked.map((row) => row.taskId))})
+        ${input.namespaceId === undefined ? sql`` : sql`AND "t"."namespaceId" = ${input.namespaceId}`}
+        AND "t"."status" IN ('SCHEDULED', 'IN_PROGRESS')
+      RETURNING "t".*, OLD."startedAt" IS NULL AS "firstStart"
+    ), "leased" AS (
+      UPDATE "TaskQueues" AS "q"
+      SET "leaseExpiresAt" = ${now} + make_interval(secs => CASE WHEN "s"."responseTimeoutSeconds" > 0
+            THEN "s"."responseTimeoutSeconds"::double precision ELSE ${input.leaseSeconds}::double precision END),
+          "leaseOwner" = ${input.owner}
+      FROM "started" AS "s"
+      -- The queue names are what prune the update to their partitions.
+      WHERE "q"."queueName" IN (${sql.join(queueNames)})
+        AND "q"."id" IN (${sql.join(locked.map((row) => row.id))})
+        AND "q"."taskId" = "s"."id"
+        AND "q"."workflowId" = "s"."workflowId"
+        AND "q"."namespaceId" = "s"."namespaceId"
+      RETURNING "q"."id", "q"."taskId", "q"."leaseExpiresAt"
+    ), "armed" AS (
+      -- Runs whether or not anything reads it (a data-modifying CTE always does).
+      INSERT INTO "Timers" ("kind", "fireAt", "namespaceId", "workflowId", "taskId")
+      SELECT 'startToClose', "s"."startedAt" + make_interval(secs => "s"."timeoutSeconds"::double precision),
+             "s"."namespaceId", "s"."workflowId", "s"."id"
+      FROM "started" AS "s"
+      WHERE "s"."firstStart" AND "s"."timeoutSeconds" > 0
+        AND EXISTS (SELECT 1 FROM "leased" AS "l" WHERE "l"."taskId" = "s"."id")
+    )
+    SELECT "s".*, "l"."id" AS "queueId", "l"."leaseExpiresAt" AS "queueLeaseExpiresAt"
+    FROM "started" AS "s"
+    JOIN "leased" AS "l" ON "l"."taskId" = "s"."id"`.execute(trx);
+
+  const byQueueId = new Map(rows.map((row) => [row.queueId, row]));
+  const leased: LeasedTask[] = [];
+  const dead: TaskQueueRow[] = [];
+  for (const queue of locked) {
+    const row = byQueueId.get(queue.id);
+    if (row === undefined) {
+      dead.push(queue);
+      continue;
+    }
+    const { queueId: _queueId, queueLeaseExpiresAt, firstStart: _firstStart, ...task } = row;
+    leased.push({ queue: { ...queue, leaseExpiresAt: queueLeaseExpiresAt, leaseOwner: input.owner }, task });
+  }
+  for (const queueName of new Set(dead.map((row) => row.queueName))) {
+    // Rare: a task that ended while queued, whose canceller left the queue row.
+    // Deleted here, under this transaction's lock, rather than handed to a
+    // worker or left in the queue to be found dead by every poll.
+    await trx
+      .deleteFrom("TaskQueues")
+      .where("queueName", "=", queueName)
+      .where("id", "in", dead.filter((row) => row.queueName === queueName).map((row) => row.id))
+      .execute();
+  }
+  // RETURNING order is unspecified: restore priority, then first-in-first-out.
+  return leased.sort((a, b) => b.queue.priority - a.queue.priority || a.queue.id - b.queue.id);
 }
 
 /**
  * Leases up to `count` visible, unleased tasks of one queue, highest priority
- * first and first in, first out within a priority, and starts them. Returns []
- * when none is available. Runs in the caller's transaction, or opens one.
+ * first and first in, first out within a priority, and starts them (see
+ * {@link startLeasedTasks} for the lease length and the `startToClose` timer).
+ * Returns [] when none is available. Runs in the caller's transaction, or
+ * opens one.
  *
- * Two statements in one transaction (the queue lease, then the TaskExecutions
- * update), not one statement with a data-modifying CTE, because the CTE
- * measured slower. Embedded Postgres 18 on 2 cores shared with Node (and a busy
+ * Two statements in one transaction (lock the queue rows, then start the tasks
+ * and stamp the lease), not one statement with a data-modifying CTE, because
+ * the CTE measured slower. Embedded Postgres 18 on 2 cores shared with Node (and a busy
  * machine: load 5 to 8), fsync and synchronous_commit off, 300,000 finished
  * tasks of history in TaskExecutions, 16 concurrent leasers taking 10 at a time
  * until 10,000 queued tasks were drained; ten rounds each (/tmp scratch script,
@@ -256,7 +352,8 @@ async function startLeasedTasks(
  * prunes at plan time, which outweighs the extra BEGIN/COMMIT round trips. The
  * task update dominates either way: "status" is in the partial indexes'
  * predicates, so no task update is HOT and each of the table's five indexes
- * takes a new entry.
+ * takes a new entry. (Those figures predate the timeouts: the first statement
+ * then stamped the lease itself; see startLeasedTasks for the current shape.)
  *
  * "visibleAt" is outside the dequeue index, so deferred rows are stepped past
  * on the heap: with 10,000 deferred rows ahead of the first visible one the
@@ -268,31 +365,12 @@ export async function leaseTasks(db: Executor, input: LeaseTasksInput): Promise<
   assertPositive("leaseSeconds", input.leaseSeconds);
   if (!db.isTransaction) return db.transaction().execute((trx) => leaseTasks(trx, input));
 
-  const { rows: queueRows } = await leaseTasksStatement(input).execute(db);
-  if (queueRows.length === 0) return [];
-  const tasks = new Map((await startLeasedTasks(db, input, queueRows)).map((task) => [task.id, task]));
-
-  const leased: LeasedTask[] = [];
-  const dead: string[] = [];
-  // RETURNING order is unspecified: restore priority, then first-in-first-out.
-  queueRows.sort((a, b) => b.priority - a.priority || a.id - b.id);
-  for (const queue of queueRows) {
-    const task = tasks.get(queue.taskId);
-    if (task && task.workflowId === queue.workflowId) leased.push({ queue, task });
-    else dead.push(queue.taskId);
-  }
-  if (dead.length > 0) {
-    // Rare: a task cancelled while queued, whose canceller left the queue row.
-    // Deleted by this lease, which holds the rows, rather than handed to a
-    // worker or left to expire, be requeued and be found dead again.
-    await db
-      .deleteFrom("TaskQueues")
-      .where("queueName", "=", input.queueName)
-      .where("taskId", "in", dead)
-      .where("leaseOwner", "=", input.owner)
-      .execute();
-  }
-  return leased;
+  const { rows: locked } = await leaseTasksStatement(input).execute(db);
+  return startLeasedTasks(
+    db,
+    { owner: input.owner, leaseSeconds: input.leaseSeconds, now: input.now, namespaceId: input.namespaceId },
+    locked,
+  );
 }
 
 /**
@@ -332,27 +410,52 @@ export interface HeldTask {
 }
 
 /**
- * Extends a held lease to now + `leaseSeconds` (a heartbeat). False, and nothing
- * changes, when `owner` does not hold the task: never leased, leased by someone
- * else, acknowledged, or already requeued by the sweeper. A lease that has
- * expired but not yet been swept is still held (nobody else can have it), so it
- * can be renewed.
+ * Extends a held lease (a heartbeat) by the same window the lease was given
+ * (see startLeasedTasks): the task's "responseTimeoutSeconds" when positive,
+ * else `leaseSeconds`, from now. False, and nothing changes, when `owner` does
+ * not hold the task: never leased, leased by someone else, acknowledged, or
+ * already requeued by the sweeper. A lease that has expired but not yet been
+ * swept is still held (nobody else can have it), so it can be renewed.
+ *
+ * The window is read from "TaskExecutions" inside the update, by the task's
+ * workflow id as a constant so Postgres prunes to its one partition at plan
+ * time. Correlated to the queue row's own "workflowId" instead, the subquery
+ * is planned over all sixteen partitions on every call. Medians of 300
+ * heartbeats, 100,000 rows of history, four rounds on a machine at load ~10:
+ * the bare queue update (no window lookup) 0.24–0.71 ms; with the workflow id
+ * as a constant 0.47–0.65 ms; correlated 1.4–2.8 ms. A worker's task update
+ * carries the workflow id; without one it is first read from the queue row
+ * (one more index probe, 0.79–1.3 ms in all; it never changes).
  */
 export async function renewLease(
   db: Executor,
-  input: HeldTask & { leaseSeconds: number; now?: Date | string },
+  input: HeldTask & { leaseSeconds: number; workflowId?: string; now?: Date | string },
 ): Promise<boolean> {
   assertPositive("leaseSeconds", input.leaseSeconds);
+  const held = () =>
+    db
+      .selectFrom("TaskQueues")
+      .select("workflowId")
+      .where("queueName", "=", input.queueName)
+      .where("taskId", "=", input.taskId)
+      .where("namespaceId", "=", input.namespaceId)
+      .where("leaseOwner", "=", input.owner)
+      .executeTakeFirst();
+  const workflowId = input.workflowId ?? (await held())?.workflowId;
+  if (workflowId === undefined) return false;
   const now = at(input.now);
-  const result = await db
-    .updateTable("TaskQueues")
-    .set({ leaseExpiresAt: sql<Date>`${now} + ${seconds(input.leaseSeconds)}` })
-    .where("queueName", "=", input.queueName)
-    .where("taskId", "=", input.taskId)
-    .where("namespaceId", "=", input.namespaceId)
-    .where("leaseOwner", "=", input.owner)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const result = await sql`
+    UPDATE "TaskQueues"
+    SET "leaseExpiresAt" = ${now} + make_interval(secs => COALESCE(
+      (SELECT "t"."responseTimeoutSeconds"::double precision FROM "TaskExecutions" AS "t"
+       WHERE "t"."workflowId" = ${workflowId}::uuid AND "t"."id" = ${input.taskId}::uuid AND "t"."responseTimeoutSeconds" > 0),
+      ${input.leaseSeconds}::double precision))
+    WHERE "queueName" = ${input.queueName}
+      AND "taskId" = ${input.taskId}
+      AND "namespaceId" = ${input.namespaceId}
+      AND "leaseOwner" = ${input.owner}
+      AND "workflowId" = ${workflowId}`.execute(db);
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** Removes a finished task from the queue. False, and nothing is deleted, unless `owner` holds it. */

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import type { Kysely } from "kysely";
+import type { Kysely, RawBuilder } from "kysely";
 import { json } from "../../db/json";
-import type { Database, TimerKind, TimerRow } from "../../db/schema";
+import type { Database, TaskStatus, TimerKind, TimerRow, WorkflowStatus } from "../../db/schema";
 
 /**
  * Durable timers: deadlines (scheduleToStart, startToClose, taskTimeout,
@@ -217,3 +217,97 @@ export async function releaseStaleClaims(db: Executor, input: { olderThan: Date 
   return Number(result.numUpdatedRows);
 }
 
+
+/** The "fireAt" range a batch of keys spans, widened to the whole last millisecond (see deleteTimer). */
+function keyRange(keys: readonly TimerKey[]): { from: string; to: RawBuilder<Date> } {
+  const times = keys.map((key) => key.fireAt.getTime());
+  const from = new Date(Math.min(...times)).toISOString();
+  const last = new Date(Math.max(...times)).toISOString();
+  return { from, to: sql<Date>`${last}::timestamptz + interval '1 millisecond'` };
+}
+
+/**
+ * Deletes a batch of timers in one statement, as {@link deleteTimer} does one:
+ * with `owner`, only those still claimed by it. Returns how many went. The
+ * batch's "fireAt" range bounds the statement, so it is pruned to the hours the
+ * batch spans (a claimed batch is due, so usually the current hour or two).
+ */
+export async function deleteTimers(db: Executor, keys: readonly TimerKey[], options: { owner?: string } = {}): Promise<number> {
+  if (keys.length === 0) return 0;
+  const { from, to } = keyRange(keys);
+  let query = db
+    .deleteFrom("Timers")
+    .where("id", "in", keys.map((key) => key.id))
+    .where("fireAt", ">=", sql<Date>`${from}::timestamptz`)
+    .where("fireAt", "<", to);
+  if (options.owner !== undefined) query = query.where("claimedBy", "=", options.owner);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Hands back this poller's own claims at once (a pass that failed after
+ * claiming), so they are claimed again by the next pass rather than waiting
+ * out releaseStaleClaims' cutoff. Only rows still claimed by `owner`. Returns
+ * how many.
+ */
+export async function releaseTimerClaims(db: Executor, keys: readonly TimerKey[], owner: string): Promise<number> {
+  if (keys.length === 0) return 0;
+  const { from, to } = keyRange(keys);
+  const result = await db
+    .updateTable("Timers")
+    .set({ claimedAt: null, claimedBy: null })
+    .where("id", "in", keys.map((key) => key.id))
+    .where("fireAt", ">=", sql<Date>`${from}::timestamptz`)
+    .where("fireAt", "<", to)
+    .where("claimedBy", "=", owner)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** What a fired timer points at, as the poller re-checks it before acting. */
+export interface TimerTargets {
+  /** By workflow id; a workflow that no longer exists (its partition dropped) is absent. */
+  workflows: Map<string, { namespaceId: string; status: WorkflowStatus }>;
+  /** By task id, for the timers that name a task; a missing task is absent. */
+  tasks: Map<string, TaskStatus>;
+}
+
+/**
+ * Reads the workflows and tasks a batch of timers was armed for, plain reads
+ * (no locks): the poller only decides whether a decide is worth enqueueing,
+ * and the decider re-checks everything under the workflow's lock anyway.
+ *
+ * Two statements with the ids as constants. "TaskExecutions" is then pruned at
+ * plan time to the partitions of the workflows named (hash on "workflowId");
+ * "WorkflowExecutions" cannot be pruned by "id" (its key leads with "id" but
+ * partitions on "startedAt", which timers do not carry), so that lookup probes
+ * each monthly partition's primary key once per id — once per batch, not per
+ * timer.
+ */
+export async function loadTimerTargets(
+  db: Executor,
+  timers: readonly { workflowId: string; taskId: string | null }[],
+): Promise<TimerTargets> {
+  const workflowIds = [...new Set(timers.map((timer) => timer.workflowId))];
+  const targets: TimerTargets = { workflows: new Map(), tasks: new Map() };
+  if (workflowIds.length === 0) return targets;
+  const workflows = await db
+    .selectFrom("WorkflowExecutions")
+    .select(["id", "namespaceId", "status"])
+    .where("id", "in", workflowIds)
+    .execute();
+  for (const row of workflows) targets.workflows.set(row.id, { namespaceId: row.namespaceId, status: row.status });
+
+  const taskBound = timers.filter((timer): timer is { workflowId: string; taskId: string } => timer.taskId !== null);
+  if (taskBound.length > 0) {
+    const tasks = await db
+      .selectFrom("TaskExecutions")
+      .select(["id", "status"])
+      .where("workflowId", "in", [...new Set(taskBound.map((timer) => timer.workflowId))])
+      .where("id", "in", [...new Set(taskBound.map((timer) => timer.taskId))])
+      .execute();
+    for (const row of tasks) targets.tasks.set(row.id, row.status);
+  }
+  return targets;
+}

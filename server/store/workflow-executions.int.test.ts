@@ -4,9 +4,13 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
 import {
   InvalidCursorError,
+  endWorkflowExecution,
   getWorkflowExecution,
   insertWorkflowExecution,
+  listLiveChildWorkflows,
   listWorkflowExecutions,
+  reopenWorkflowExecution,
+  setWorkflowStatus,
 } from "./workflow-executions";
 import type { WorkflowExecutionSummary } from "./workflow-executions";
 
@@ -216,3 +220,47 @@ describe("listWorkflowExecutions keyset paging", () => {
     expect(await listWorkflowExecutions(t.db, { namespaceId, limit: 5 })).toEqual({ items: [], nextCursor: null });
   });
 });
+
+describe("state changes outside an evaluation", () => {
+  it("setWorkflowStatus and endWorkflowExecution are compare-and-set on the status and bump the version", async () => {
+    const namespaceId = randomUUID();
+    const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "s", defVersion: 1, status: "RUNNING" });
+    const now = new Date();
+    expect(await setWorkflowStatus(t.db, { workflowId: wf.id, from: ["PAUSED"], to: "RUNNING", now })).toBeUndefined();
+    expect(await setWorkflowStatus(t.db, { workflowId: wf.id, from: ["RUNNING"], to: "PAUSED", now })).toMatchObject({ status: "PAUSED", version: wf.version + 1 });
+    const ended = await endWorkflowExecution(t.db, { workflowId: wf.id, status: "TERMINATED", reasonForIncompletion: "stop", now });
+    expect(ended).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "stop", version: wf.version + 2 });
+    expect(ended!.endedAt!.getTime()).toBe(now.getTime());
+    expect(await endWorkflowExecution(t.db, { workflowId: wf.id, status: "FAILED", reasonForIncompletion: "again", now })).toBeUndefined();
+  });
+
+  it("listLiveChildWorkflows lists running and paused children in id order", async () => {
+    const namespaceId = randomUUID();
+    const parent = await insertWorkflowExecution(t.db, { namespaceId, defName: "p", defVersion: 1 });
+    const kids = [];
+    for (const status of ["RUNNING", "PAUSED", "COMPLETED"] as const) {
+      kids.push(await insertWorkflowExecution(t.db, { namespaceId, defName: "c", defVersion: 1, status, parentWorkflowId: parent.id, parentTaskId: randomUUID() }));
+    }
+    expect(await listLiveChildWorkflows(t.db, parent.id)).toEqual(
+      kids.slice(0, 2).map((k) => ({ id: k.id, namespaceId, status: k.status })).sort((a, b) => a.id.localeCompare(b.id)),
+    );
+  });
+
+  it("reopenWorkflowExecution clears the end, and a restart moves the row to its new month's partition", async () => {
+    const namespaceId = randomUUID();
+    const longAgo = new Date(Date.now() - 70 * 24 * 3600 * 1000);
+    const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "r", defVersion: 1, status: "FAILED", startedAt: longAgo, output: { x: 1 } });
+    await t.db.updateTable("WorkflowExecutions").set({ endedAt: new Date(), reasonForIncompletion: "boom", failedTaskRef: "a" }).where("id", "=", wf.id).execute();
+    const now = new Date();
+    expect(await reopenWorkflowExecution(t.db, { workflowId: wf.id, from: ["COMPLETED"], now })).toBeUndefined();
+    const reopened = await reopenWorkflowExecution(t.db, { workflowId: wf.id, from: ["FAILED"], now, restartedAt: now, defVersion: 2, input: { y: 2 }, variables: { v: 1 } });
+    expect(reopened).toMatchObject({ status: "RUNNING", endedAt: null, reasonForIncompletion: null, failedTaskRef: null, output: {}, input: { y: 2 }, variables: { v: 1 }, defVersion: 2 });
+    expect(reopened!.startedAt.getTime()).toBe(now.getTime());
+    const { rows } = await sql<{ partition: string }>`
+      SELECT tableoid::regclass::text AS "partition" FROM "WorkflowExecutions" WHERE "id" = ${wf.id}::uuid`.execute(t.db);
+    expect(rows).toHaveLength(1);
+    const month = `${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, "0")}`;
+    expect(rows[0]!.partition).toContain(month);
+  });
+});
+

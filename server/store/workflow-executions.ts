@@ -210,3 +210,142 @@ export async function listWorkflowExecutions(
     rows.length > limit && last !== undefined ? encodeCursor({ startedAt: last.cursorStartedAt, id: last.id }) : null;
   return { items: page.map(({ cursorStartedAt: _cursor, ...item }) => item), nextCursor };
 }
+
+// ---------------------------------------------------------------------------
+// State changes outside an evaluation: the workflow lifecycle and operator
+// actions. Each PRECONDITION: the caller holds the row's lock (lockWorkflow in
+// decide-queues.ts) in this transaction, taken before it read the status it
+// decided on. The row is addressed by "id" alone: a "startedAt" read back into
+// a JS Date has lost its microseconds, so equality on it would miss the row.
+// Every change bumps "version", the optimistic-concurrency counter, as an
+// evaluation does: a reader comparing versions must see an operator's change.
+
+/** The statuses a workflow can still move out of on its own or by pause/resume. */
+export const LIVE_WORKFLOW_STATUSES = ["RUNNING", "PAUSED"] as const satisfies readonly WorkflowStatus[];
+
+/** A child of `parentWorkflowId` that has not ended, as found through "WorkflowExecutions_parent_idx". */
+export interface LiveChildWorkflow {
+  id: string;
+  namespaceId: string;
+  status: WorkflowStatus;
+}
+
+/**
+ * The running or paused children of a workflow (SUB_WORKFLOW children, linked
+ * by "parentWorkflowId"), in id order so that every caller that locks several
+ * of them locks them in the same order.
+ */
+export async function listLiveChildWorkflows(db: Executor, parentWorkflowId: string): Promise<LiveChildWorkflow[]> {
+  return db
+    .selectFrom("WorkflowExecutions")
+    .select(["id", "namespaceId", "status"])
+    .where("parentWorkflowId", "=", parentWorkflowId)
+    .where("status", "in", [...LIVE_WORKFLOW_STATUSES])
+    .orderBy("id")
+    .execute();
+}
+
+/**
+ * Compare-and-set on the status: moves the workflow from one of `from` to
+ * `to` (pause, resume) and returns the row, or undefined when it was in none
+ * of them. Under the row lock the compare cannot lose a race; it is there so a
+ * caller that forgot the lock changes nothing rather than the wrong thing.
+ */
+export async function setWorkflowStatus(
+  db: Executor,
+  input: { workflowId: string; from: readonly WorkflowStatus[]; to: WorkflowStatus; now: Date },
+): Promise<WorkflowExecutionRow | undefined> {
+  if (input.from.length === 0) return undefined;
+  return db
+    .updateTable("WorkflowExecutions")
+    .set({ status: input.to, updatedAt: input.now, version: sql<number>`"version" + 1` })
+    .where("id", "=", input.workflowId)
+    .where("status", "in", [...input.from])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Ends a live workflow (terminate): status, reason and "endedAt", only while it
+ * is RUNNING or PAUSED. Returns the row, or undefined when it had already ended.
+ */
+export async function endWorkflowExecution(
+  db: Executor,
+  input: {
+    workflowId: string;
+    status: "COMPLETED" | "FAILED" | "TERMINATED" | "TIMED_OUT";
+    reasonForIncompletion: string | null;
+    failedTaskRef?: string | null;
+    now: Date;
+  },
+): Promise<WorkflowExecutionRow | undefined> {
+  return db
+    .updateTable("WorkflowExecutions")
+    .set({
+      status: input.status,
+      reasonForIncompletion: input.reasonForIncompletion,
+      failedTaskRef: input.failedTaskRef ?? null,
+      endedAt: input.now,
+      updatedAt: input.now,
+      version: sql<number>`"version" + 1`,
+    })
+    .where("id", "=", input.workflowId)
+    .where("status", "in", [...LIVE_WORKFLOW_STATUSES])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface ReopenWorkflowExecutionInput {
+  workflowId: string;
+  /** The statuses it may be reopened from (compare-and-set). */
+  from: readonly WorkflowStatus[];
+  now: Date;
+  /** A new input (rerun, restart); offloaded inputs pass `inputRef` too. Unchanged when undefined. */
+  input?: unknown;
+  inputRef?: string | null;
+  /** Restart with another definition version. */
+  defVersion?: number;
+  /** Restart: the variables start over from these. Unchanged when undefined. */
+  variables?: unknown;
+  /**
+   * Restart: the run starts over, so its clock does too ("startedAt" is what
+   * the workflow timeout is measured from). "startedAt" is the partition key:
+   * when the new value falls in another month Postgres moves the row to that
+   * partition, and a transaction waiting on the old row's lock at that moment
+   * gets a serialization failure (40001) instead of the row — the evaluator
+   * re-queues on it, so the cost is one retried evaluation.
+   */
+  restartedAt?: Date;
+}
+
+/**
+ * Makes an ended workflow RUNNING again (retry, rerun, restart): clears
+ * "endedAt", the reason, the failed ref and the output. Returns the row, or
+ * undefined when its status was not one of `from`.
+ */
+export async function reopenWorkflowExecution(
+  db: Executor,
+  input: ReopenWorkflowExecutionInput,
+): Promise<WorkflowExecutionRow | undefined> {
+  if (input.from.length === 0) return undefined;
+  return db
+    .updateTable("WorkflowExecutions")
+    .set({
+      status: "RUNNING",
+      endedAt: null,
+      reasonForIncompletion: null,
+      failedTaskRef: null,
+      output: json({}),
+      outputRef: null,
+      updatedAt: input.now,
+      version: sql<number>`"version" + 1`,
+      ...(input.input !== undefined ? { input: json(input.input), inputRef: input.inputRef ?? null } : {}),
+      ...(input.defVersion !== undefined ? { defVersion: input.defVersion } : {}),
+      ...(input.variables !== undefined ? { variables: json(input.variables) } : {}),
+      ...(input.restartedAt !== undefined ? { startedAt: input.restartedAt } : {}),
+    })
+    .where("id", "=", input.workflowId)
+    .where("status", "in", [...input.from])
+    .returningAll()
+    .executeTakeFirst();
+}

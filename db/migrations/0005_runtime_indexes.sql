@@ -1,0 +1,27 @@
+-- The stuck-workflow sweeper (server/sweep-stuck-workflows.ts) walks every
+-- RUNNING workflow of every namespace, a page per pass, in a stable keyset
+-- order, and checks each for work in flight. What it needs is "RUNNING, in
+-- ("startedAt", "id") order, across namespaces", and no existing index gives
+-- that: "WorkflowExecutions_status_idx" leads with "namespaceId", so a scan by
+-- status alone across namespaces either skips between namespaces and then
+-- sorts every RUNNING row of each partition to order them, or needs a cursor
+-- that also walks namespaces. A partial index keyed on the keyset is the plain
+-- answer, and its cost is small:
+-- - its size tracks RUNNING workflows, not history (millions of finished rows
+--   are not in it), and a workflow leaves it when it ends;
+-- - it adds no write on the hot path that was not there already: "startedAt"
+--   and "id" never change, and "status", the only column its predicate reads,
+--   is already indexed, so an evaluation's update that was HOT stays HOT.
+-- Deliberately not on "updatedAt", which the sweeper also filters on: every
+-- committed evaluation writes "updatedAt", and indexing it would make each of
+-- those updates non-HOT, writing a new entry into every index of the table,
+-- the two GIN indexes on input and output included. The sweeper reads
+-- "updatedAt" from the heap rows of the page it is looking at instead.
+--
+-- Created on the partitioned parent, so Postgres builds it on every partition
+-- and on each one the partition manager creates later. (Not CONCURRENTLY:
+-- that is not possible on a partitioned table nor inside the migration's
+-- transaction. It holds off writes to WorkflowExecutions while it builds,
+-- which on a large table is a maintenance-window migration.)
+CREATE INDEX "WorkflowExecutions_running_idx" ON "WorkflowExecutions" ("startedAt", "id")
+  WHERE "status" = 'RUNNING';

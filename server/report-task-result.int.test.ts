@@ -1,0 +1,143 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "../db/testing/test-database";
+import { FilesystemBlobStore } from "./blob-store";
+import { OFFLOAD_THRESHOLD_BYTES, resolvePayload } from "./payload-offload";
+import { reportTaskResult } from "./report-task-result";
+import { enqueueTask, leaseTasks } from "./store/task-queues";
+import { insertTasks } from "./store/task-executions";
+
+const t = useTestDatabase();
+let namespaceId: string;
+let blobRoot: string;
+let blobs: FilesystemBlobStore;
+
+beforeAll(async () => {
+  namespaceId = (await t.db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow()).id;
+  blobRoot = await mkdtemp(path.join(tmpdir(), "nf-report-"));
+  blobs = new FilesystemBlobStore({ root: blobRoot });
+});
+afterAll(async () => {
+  await rm(blobRoot, { recursive: true, force: true });
+});
+
+/** Every blob file under the root (temporary files included). */
+async function blobFiles(): Promise<string[]> {
+  try {
+    return (await readdir(blobRoot, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  } catch {
+    return [];
+  }
+}
+
+/** A task leased by `owner`, IN_PROGRESS, with its queue row. */
+async function leasedTask(owner = "w1") {
+  const workflowId = randomUUID();
+  const queueName = `q-${randomUUID().slice(0, 8)}`;
+  const [task] = await insertTasks(t.db, [
+    { workflowId, namespaceId, refName: "a", iteration: 0, attempt: 0, taskType: "SIMPLE", taskDefName: queueName, queueName },
+  ]);
+  await enqueueTask(t.db, { queueName, taskId: task!.id, workflowId, namespaceId, taskType: "SIMPLE", priority: 0 });
+  const [leased] = await leaseTasks(t.db, { queueName, namespaceId, count: 1, leaseSeconds: 60, owner });
+  expect(leased?.task.status).toBe("IN_PROGRESS");
+  return { workflowId, taskId: task!.id, queueName };
+}
+
+const row = (workflowId: string) => t.db.selectFrom("TaskExecutions").selectAll().where("workflowId", "=", workflowId).executeTakeFirstOrThrow();
+
+describe("reportTaskResult", () => {
+  it("offloads a 1 MB output to the blob store: the row keeps {} and the ref, the blob holds the output", async () => {
+    const { workflowId, taskId, queueName } = await leasedTask();
+    const output = { rows: Array.from({ length: 1024 }, (_, i) => ({ i, text: "x".repeat(1024) })) };
+    expect(JSON.stringify(output).length).toBeGreaterThan(1024 * 1024);
+
+    const report = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", output, workerId: "w1" });
+    expect(report.ok).toBe(true);
+    const stored = await row(workflowId);
+    expect(stored.status).toBe("COMPLETED");
+    expect(stored.output).toEqual({});
+    expect(stored.outputRef).toMatch(/^fs:/);
+    expect(report.ok && report.outputRef).toBe(stored.outputRef);
+    expect(await resolvePayload(blobs, { inline: stored.output, ref: stored.outputRef })).toEqual(output);
+    // The rest of the completion happened with it.
+    expect(await t.db.selectFrom("TaskQueues").select("id").where("queueName", "=", queueName).execute()).toEqual([]);
+    expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", workflowId).execute()).toHaveLength(1);
+  });
+
+  it("keeps a small output inline (no ref)", async () => {
+    const { workflowId, taskId } = await leasedTask();
+    const report = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "FAILED", output: { n: 1 }, reason: "nope" });
+    expect(report).toMatchObject({ ok: true, outputRef: null });
+    expect(await row(workflowId)).toMatchObject({ status: "FAILED", output: { n: 1 }, outputRef: null, reasonForIncompletion: "nope" });
+  });
+
+  it("stores an output holding a NUL (stripped), rather than failing the report", async () => {
+    const { workflowId, taskId } = await leasedTask();
+    const report = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", output: { text: "a\u0000b", nested: { k: "\u0000" } } });
+    expect(report.ok).toBe(true);
+    expect((await row(workflowId)).output).toEqual({ text: "ab", nested: { k: "" } });
+  });
+
+  it("refuses a second completion of the same task, and deletes the blob the refused report wrote", async () => {
+    const { workflowId, taskId } = await leasedTask();
+    expect((await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", output: { first: true } })).ok).toBe(true);
+    const before = await blobFiles();
+    const big = { blob: "y".repeat(OFFLOAD_THRESHOLD_BYTES + 1) };
+    const second = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "FAILED", output: big });
+    expect(second).toMatchObject({ ok: false, error: "not_in_progress", status: "COMPLETED", message: expect.stringMatching(/not in progress \(it is COMPLETED\)/) as unknown });
+    expect(await blobFiles()).toEqual(before);
+    expect(await row(workflowId)).toMatchObject({ status: "COMPLETED", output: { first: true }, outputRef: null });
+  });
+
+  it("refuses a worker that does not hold the task, and a task that does not exist", async () => {
+    const { workflowId, taskId } = await leasedTask("w1");
+    expect(await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", workerId: "w2" })).toMatchObject({ ok: false, error: "not_held" });
+    expect(await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId: randomUUID(), status: "COMPLETED" })).toMatchObject({ ok: false, error: "not_found" });
+    expect((await row(workflowId)).status).toBe("IN_PROGRESS");
+  });
+
+  it.each([
+    ["an array", [1, 2], /must be a JSON object, got an array/],
+    ["a string", "done", /must be a JSON object, got string/],
+    ["a number", 42, /must be a JSON object, got number/],
+    ["a Date", new Date(), /plain JSON object/],
+    ["a BigInt inside", { n: 10n }, /not JSON/],
+    ["a cycle", (() => { const o: Record<string, unknown> = {}; o.self = o; return o; })(), /not JSON/],
+  ])("refuses %s as output and changes nothing", async (_name, output, why) => {
+    const { workflowId, taskId } = await leasedTask();
+    const report = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", output });
+    expect(report).toMatchObject({ ok: false, error: "invalid_output", message: expect.stringMatching(why) as unknown });
+    expect((await row(workflowId)).status).toBe("IN_PROGRESS");
+  });
+
+  it("rolls the completion back with a failing in-transaction write, and deletes its blob", async () => {
+    const { workflowId, taskId, queueName } = await leasedTask();
+    const before = await blobFiles();
+    await expect(
+      reportTaskResult(
+        { db: t.db, blobs },
+        {
+          namespaceId,
+          workflowId,
+          taskId,
+          status: "COMPLETED",
+          output: { blob: "z".repeat(OFFLOAD_THRESHOLD_BYTES + 1) },
+          inTransaction: () => Promise.reject(new Error("outbox write failed")),
+        },
+      ),
+    ).rejects.toThrow("outbox write failed");
+    expect(await row(workflowId)).toMatchObject({ status: "IN_PROGRESS", outputRef: null });
+    expect(await t.db.selectFrom("TaskQueues").select("id").where("queueName", "=", queueName).execute()).toHaveLength(1);
+    expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", workflowId).execute()).toEqual([]);
+    expect(await blobFiles()).toEqual(before);
+  });
+
+  it("refuses to run inside a caller's transaction (the blob must be written before it)", async () => {
+    await expect(
+      t.db.transaction().execute((trx) => reportTaskResult({ db: trx, blobs }, { namespaceId, workflowId: randomUUID(), taskId: randomUUID(), status: "COMPLETED" })),
+    ).rejects.toThrow(/opens its own transaction/);
+  });
+});

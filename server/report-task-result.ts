@@ -1,0 +1,123 @@
+import type { Transaction } from "kysely";
+import type { Db } from "../db/pool";
+import type { Database, TaskExecutionRow, TaskStatus } from "../db/schema";
+import type { BlobStore } from "./blob-store";
+import { offloadIfLarge } from "./payload-offload";
+import { TaskReportRefusedError, completeTaskFromWorker } from "./store/task-executions";
+import type { WorkerFinalStatus } from "./store/task-executions";
+
+/**
+ * The one path a task's final result takes, from a remote worker (REST,
+ * Conductor's API) or the in-process system-task runner:
+ *
+ * 1. the output must be a JSON object — anything else is refused with a reason
+ *    (the REST layer maps "invalid_output" to 400);
+ * 2. an output over 256 KB goes to the blob store BEFORE the transaction that
+ *    references it (invariant 8): the row keeps {} and "outputRef";
+ * 3. one transaction ends the task (compare-and-set from IN_PROGRESS, held by
+ *    `workerId` when given), deletes its queue row, enqueues a decide, and runs
+ *    the caller's `inTransaction` writes (an EVENT's outbox row) — all or none.
+ *
+ * A refused report (not found, not held, already ended) rolled back, so its
+ * blob is referenced by nothing and is deleted here. A NUL in the output is
+ * stripped by json() (invariant 9), never a failure.
+ */
+
+export interface ReportTaskResultDeps {
+  db: Db;
+  blobs: BlobStore;
+}
+
+export interface ReportTaskResultInput {
+  namespaceId: string;
+  workflowId: string;
+  taskId: string;
+  status: WorkerFinalStatus;
+  /** A JSON object; absent (undefined or null) is {}. */
+  output?: unknown;
+  reason?: string | null;
+  /** When given, the task must be held by this worker (its lease owner). */
+  workerId?: string;
+  now?: Date;
+  /** Writes that must commit with the completion and roll back with it; run after the task ended. */
+  inTransaction?: (trx: Transaction<Database>, task: TaskExecutionRow) => Promise<void>;
+}
+
+export type ReportRefusal = "not_found" | "not_in_progress" | "not_held" | "invalid_output";
+
+export type ReportTaskResultOutcome =
+  | { ok: true; task: TaskExecutionRow; /** Set when the output went to the blob store. */ outputRef: string | null }
+  | { ok: false; error: ReportRefusal; message: string; status?: TaskStatus };
+
+/** Reports a task's final result; see the module comment. Resolves with a refusal rather than throwing one. */
+export async function reportTaskResult(deps: ReportTaskResultDeps, input: ReportTaskResultInput): Promise<ReportTaskResultOutcome> {
+  // The blob must be durable before the transaction that references it even
+  // begins; inside a caller's transaction that order cannot be kept.
+  if (deps.db.isTransaction) throw new Error("reportTaskResult opens its own transaction: call it with the pool, not a transaction");
+
+  const checked = checkOutput(input.output);
+  if (!checked.ok) return { ok: false, error: "invalid_output", message: checked.message };
+
+  const offloaded = await offloadIfLarge(deps.blobs, checked.value);
+  const outputRef = "ref" in offloaded ? offloaded.ref : null;
+  // Whether the transaction got as far as COMMIT: an error before it means a
+  // rollback (the blob is ours to delete); an error from COMMIT itself leaves
+  // the outcome unknown, and a blob a committed row points at must never be
+  // deleted — leaking it is the right failure (payload-offload.ts).
+  let reachedCommit = false;
+  try {
+    const task = await deps.db.transaction().execute(async (trx) => {
+      const result = await completeTaskFromWorker(trx, {
+        namespaceId: input.namespaceId,
+        workflowId: input.workflowId,
+        taskId: input.taskId,
+        status: input.status,
+        output: outputRef === null ? checked.value : {},
+        outputRef,
+        reason: input.reason ?? null,
+        workerId: input.workerId,
+        now: input.now,
+      });
+      // completeTaskFromWorker throws its refusals inside a transaction.
+      if (!result.ok) throw new TaskReportRefusedError(result);
+      await input.inTransaction?.(trx, result.task);
+      reachedCommit = true;
+      return result.task;
+    });
+    return { ok: true, task, outputRef };
+  } catch (error) {
+    if (outputRef !== null && !reachedCommit) await deps.blobs.delete(outputRef).catch(() => undefined);
+    if (error instanceof TaskReportRefusedError) {
+      const { error: code, status } = error.result;
+      return { ok: false, error: code, status, message: refusalMessage(code, status) };
+    }
+    throw error;
+  }
+}
+
+function refusalMessage(code: "not_found" | "not_in_progress" | "not_held", status: TaskStatus | undefined): string {
+  switch (code) {
+    case "not_found":
+      return "no such task in this namespace";
+    case "not_in_progress":
+      return `the task is not in progress (it is ${status ?? "unknown"}): it was already reported, cancelled, timed out or never started`;
+    case "not_held":
+      return "this worker does not hold the task (it never leased it, or its lease expired and the task was handed on)";
+  }
+}
+
+/** An output a row can hold: a plain JSON object (absent → {}), serialisable (no cycle, no BigInt). */
+function checkOutput(output: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+  if (output === undefined || output === null) return { ok: true, value: {} };
+  if (typeof output !== "object" || Array.isArray(output)) {
+    return { ok: false, message: `the output must be a JSON object, got ${Array.isArray(output) ? "an array" : typeof output}` };
+  }
+  const proto = Object.getPrototypeOf(output) as unknown;
+  if (proto !== Object.prototype && proto !== null) return { ok: false, message: "the output must be a plain JSON object" };
+  try {
+    JSON.stringify(output);
+  } catch (error) {
+    return { ok: false, message: `the output is not JSON: ${(error as Error).message.split("\n", 1)[0]}` };
+  }
+  return { ok: true, value: output as Record<string, unknown> };
+}

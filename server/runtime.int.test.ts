@@ -1,0 +1,244 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../db/pool";
+import { createDb } from "../db/pool";
+import type { TaskExecutionRow } from "../db/schema";
+import { useTestDatabase } from "../db/testing/test-database";
+import { chain, simple, workflow } from "../engine/definition/test-fixtures";
+import { FilesystemBlobStore } from "./blob-store";
+import { Notifier, TASKS_CHANNEL, taskAvailableKey } from "./notifier";
+import { startInTestWorker } from "./testing/in-test-worker";
+import type { InTestWorker, TaskHandler } from "./testing/in-test-worker";
+import { historyProblems, registerDefinition, startRuns, waitForWorkflowsToEnd } from "./testing/runtime-fixtures";
+import { startSidecar } from "./testing/sidecar-process";
+import type { SidecarProcess } from "./testing/sidecar-process";
+import { waitUntil } from "./testing/wait-until";
+
+/**
+ * The whole loop, end to end: executions started the way the API starts them,
+ * evaluated by the decider in a real sidecar process (server/worker.ts,
+ * default roles), their tasks worked by an in-test worker that long-polls and
+ * reports through the store like a remote worker will. Nothing is called
+ * in-process that the sidecar should be doing.
+ */
+
+const t = useTestDatabase();
+let namespaceId: string;
+let dataDir: string;
+let blobs: FilesystemBlobStore;
+let workerDb: Db;
+let notifier: Notifier;
+let sidecar: SidecarProcess;
+
+beforeAll(async () => {
+  namespaceId = (await t.db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow()).id;
+  dataDir = await mkdtemp(path.join(tmpdir(), "nf-runtime-"));
+  blobs = new FilesystemBlobStore({ root: path.join(dataDir, "blobs") });
+  workerDb = createDb(t.url, { max: 8, applicationName: "in-test-worker" });
+  notifier = new Notifier({ connectionString: t.url, applicationName: "in-test-worker-notifier" });
+  await notifier.start();
+  sidecar = startSidecar({ databaseUrl: t.url, dataDir });
+  await sidecar.ready();
+});
+
+afterAll(async () => {
+  const code = await sidecar?.stop();
+  await notifier?.close();
+  await workerDb?.destroy();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  expect(code, sidecar?.output()).toBe(0);
+});
+
+/** Runs `body` with a worker on `queueName`, and always stops it; a correct run has no refused report and no error. */
+async function withWorker(queueName: string, handler: TaskHandler, body: (worker: InTestWorker) => Promise<void>): Promise<void> {
+  const worker = startInTestWorker({ db: workerDb, notifier, namespaceId, queueName, handler, concurrency: 4 });
+  try {
+    await body(worker);
+  } finally {
+    await worker.stop();
+  }
+  expect(worker.refused).toEqual([]);
+  expect(worker.errors).toEqual([]);
+}
+
+const identityOf = (task: TaskExecutionRow) => `${task.workflowId}/${task.refName}[${task.iteration}.${task.attempt}]`;
+
+async function tasksOf(workflowId: string) {
+  return t.db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", workflowId)
+    .orderBy("refName")
+    .orderBy("iteration")
+    .orderBy("attempt")
+    .execute();
+}
+
+describe("the runtime loop (sidecar process + in-test worker)", () => {
+  it("runs 30 three-step SIMPLE chains to completion, each identity scheduled and worked once, histories gap-free", async () => {
+    const queueName = "chain_step";
+    const name = await registerDefinition(
+      t.db,
+      namespaceId,
+      workflow(
+        [
+          simple("a", { name: queueName, input: { index: "${workflow.input.index}" } }),
+          simple("b", { name: queueName, input: { prev: "${a.output.n}" } }),
+          simple("c", { name: queueName, input: { prev: "${b.output.n}" } }),
+        ],
+        chain("a", "b", "c"),
+        { name: "runtime_chain" },
+      ),
+    );
+    const handled = new Map<string, number>();
+    // Each step's output depends on its input, so a workflow's final output
+    // proves its own tasks' outputs reached its own next steps.
+    const handler: TaskHandler = (task) => {
+      handled.set(identityOf(task), (handled.get(identityOf(task)) ?? 0) + 1);
+      const input = task.input as { index?: number; prev?: number };
+      const n = task.refName === "a" ? Number(input.index) : task.refName === "b" ? Number(input.prev) * 10 : Number(input.prev) + 1;
+      return { status: "COMPLETED", output: { n } };
+    };
+
+    let ids: string[] = [];
+    await withWorker(queueName, handler, async () => {
+      ids = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 30 });
+      await waitForWorkflowsToEnd(t.db, ids, { timeoutMs: 45_000, context: () => sidecar.output().slice(-4000) });
+    });
+
+    const rows = await t.db.selectFrom("WorkflowExecutions").select(["id", "status", "input", "output"]).where("id", "in", ids).execute();
+    expect(rows).toHaveLength(30);
+    for (const row of rows) {
+      const index = (row.input as { index: number }).index;
+      expect(row, row.id).toMatchObject({ status: "COMPLETED", output: { n: index * 10 + 1 } });
+    }
+    expect(await historyProblems(t.db, ids)).toEqual([]);
+    const tasks = await t.db.selectFrom("TaskExecutions").select(["workflowId", "refName", "iteration", "attempt", "status"]).where("workflowId", "in", ids).execute();
+    expect(tasks).toHaveLength(90);
+    expect(tasks.every((task) => task.iteration === 0 && task.attempt === 0 && task.status === "COMPLETED")).toBe(true);
+    expect(handled.size).toBe(90);
+    expect([...handled.values()].every((count) => count === 1)).toBe(true);
+  });
+
+  it("notifies the queue when the decider schedules a task, so a parked worker wakes without waiting out its re-check", async () => {
+    // Data, not timing: a subscription to the queue's key must hear a
+    // notification once a run is started. NOTIFY is only an optimisation, but
+    // one that never fires is a silent slowdown of every step by a worker's
+    // re-check interval (1 s by default), which no completion test notices.
+    const queueName = "notify_probe";
+    const name = await registerDefinition(t.db, namespaceId, workflow([simple("only", { name: queueName })], [], { name: "runtime_notify_probe" }));
+    const heard: string[] = [];
+    const unsubscribe = notifier.subscribe(TASKS_CHANNEL, taskAvailableKey(namespaceId, queueName), (event) => {
+      if (event.kind === "notification") heard.push(event.payload);
+    });
+    let id = "";
+    try {
+      [id = ""] = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 1 });
+      await waitUntil(async () => (await t.db.selectFrom("TaskQueues").select("taskId").where("workflowId", "=", id).execute()).length > 0, {
+        what: "the decider to queue the task",
+        timeoutMs: 20_000,
+      });
+      await waitUntil(() => heard.length > 0, {
+        what: `a ${TASKS_CHANNEL} notification for ${queueName}`,
+        timeoutMs: 5_000,
+        describe: async () => JSON.stringify(await t.db.selectFrom("TaskQueues").selectAll().where("workflowId", "=", id).execute()),
+      });
+    } finally {
+      unsubscribe();
+      await withWorker(queueName, () => ({ status: "COMPLETED" }), () => waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 20_000 }));
+    }
+    expect(heard).toEqual([taskAvailableKey(namespaceId, queueName)]);
+  });
+
+  it.each([
+    ["FIXED", [1, 1]],
+    ["EXPONENTIAL_BACKOFF", [1, 2]],
+  ] as const)(
+    "retries with %s backoff: attempts 0, 1, 2 in history, each retry started no sooner than its delay (%j s)",
+    async (retryLogic, delays) => {
+      const queueName = `flaky_${retryLogic.toLowerCase()}`;
+      const name = await registerDefinition(
+        t.db,
+        namespaceId,
+        workflow([simple("flaky", { name: queueName, policy: { retryCount: 2, retryDelaySeconds: 1, retryLogic } })], [], { name: `runtime_retry_${retryLogic.toLowerCase()}` }),
+      );
+      const handler: TaskHandler = (task) =>
+        task.attempt < 2 ? { status: "FAILED", reason: `flaky attempt ${task.attempt}` } : { status: "COMPLETED", output: { attempt: task.attempt } };
+
+      let id = "";
+      await withWorker(queueName, handler, async () => {
+        [id = ""] = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 1 });
+        await waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 20_000, context: () => sidecar.output().slice(-4000) });
+      });
+
+      const wf = await t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+      expect(wf.status).toBe("COMPLETED");
+      expect(wf.output).toEqual({ attempt: 2 });
+      const attempts = await tasksOf(id);
+      expect(attempts.map((a) => [a.attempt, a.status, a.reasonForIncompletion])).toEqual([
+        [0, "FAILED", "flaky attempt 0"],
+        [1, "FAILED", "flaky attempt 1"],
+        [2, "COMPLETED", null],
+      ]);
+      // The backoff lives on the retry's queue row ("visibleAt"), not in its
+      // "scheduledAt" (when the decider wrote the row, moments after the
+      // failure — Conductor's scheduledTime works the same way). So the delay
+      // shows as the gap between one attempt's end and the next one's start:
+      // the worker polls every 200 ms, so a retry delivered early would start
+      // well inside the delay. Both stamps come from this machine's clock.
+      for (const [k, delaySeconds] of delays.entries()) {
+        const failed = attempts[k]!;
+        const retry = attempts[k + 1]!;
+        expect(retry.startedAt!.getTime() - failed.endedAt!.getTime(), `attempt ${k + 1} started too soon`).toBeGreaterThanOrEqual(delaySeconds * 1000);
+        expect(retry.scheduledAt.getTime()).toBeGreaterThanOrEqual(failed.endedAt!.getTime() - 1);
+        expect(retry.firstScheduledAt?.getTime()).toBe(attempts[0]!.scheduledAt.getTime());
+      }
+      const scheduled = await t.db
+        .selectFrom("WorkflowEvents")
+        .select(["data"])
+        .where("workflowId", "=", id)
+        .where("type", "=", "TASK_SCHEDULED")
+        .orderBy("seq")
+        .execute();
+      expect(scheduled.map((e) => e.data)).toEqual([
+        { iteration: 0, attempt: 0 },
+        { iteration: 0, attempt: 1, reason: "retry of attempt 0: flaky attempt 0" },
+        { iteration: 0, attempt: 2, reason: "retry of attempt 1: flaky attempt 1" },
+      ]);
+      expect(await historyProblems(t.db, [id])).toEqual([]);
+    },
+  );
+
+  it("stores a worker output holding NUL characters (stripped) and the workflow completes, downstream reading the stripped value", async () => {
+    const queueName = "nul_task";
+    const name = await registerDefinition(
+      t.db,
+      namespaceId,
+      workflow([simple("emit", { name: queueName }), simple("read", { name: queueName, input: { got: "${emit.output.text}", list: "${emit.output.list}" } })], chain("emit", "read"), {
+        name: "runtime_nul",
+      }),
+    );
+    const handler: TaskHandler = (task) =>
+      task.refName === "emit"
+        ? { status: "COMPLETED", output: { text: "before\u0000after", "ke\u0000y": "v", list: ["\u0000", "x\u0000y"] } }
+        : { status: "COMPLETED", output: { echoed: task.input } };
+
+    let id = "";
+    await withWorker(queueName, handler, async () => {
+      [id = ""] = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 1 });
+      await waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 20_000, context: () => sidecar.output().slice(-4000) });
+    });
+
+    const wf = await t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    expect(wf.status).toBe("COMPLETED");
+    const [emit, read] = await tasksOf(id); // ordered by ref: emit, read
+    expect(emit?.refName).toBe("emit");
+    expect(emit?.status).toBe("COMPLETED");
+    expect(emit?.output).toEqual({ text: "beforeafter", key: "v", list: ["", "xy"] });
+    expect(read?.input).toEqual({ got: "beforeafter", list: ["", "xy"] });
+    expect(wf.output).toEqual({ echoed: { got: "beforeafter", list: ["", "xy"] } });
+    expect(await historyProblems(t.db, [id])).toEqual([]);
+  });
+});
