@@ -417,7 +417,11 @@ async function applyCommands(
             namespaceId,
             taskType: c.taskType,
             priority: c.priority,
-            visibleAt: new Date(Math.max(c.runAt, nowMs)),
+            // Visible now: the column's default now() — the transaction's start —
+            // is what enqueueTasks compares to decide whether to NOTIFY; an
+            // app-clock "now" read after BEGIN is always a little later, so no
+            // parked worker would ever be woken (found by runtime.int.test.ts).
+            ...(c.runAt > nowMs ? { visibleAt: new Date(c.runAt) } : {}),
           });
         }
         if (c.taskType === "HUMAN" && started) await openHumanTask(trx, created, c.input, now);

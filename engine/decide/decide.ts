@@ -34,7 +34,7 @@
  *   timers only wake the decider (a stale one is harmless).
  */
 import type { EffectiveTaskPolicy } from "../definition";
-import { DEFAULT_CASE, REF_PATTERN } from "../definition";
+import { DEFAULT_CASE, REF_PATTERN, SYSTEM_QUEUE_NAMES } from "../definition";
 import type { ExpressionContext, TaskView } from "../expressions";
 import { doWhileConditionInput, resolveTemplate, scriptResultToBoolean } from "../expressions";
 import type { TaskStatus } from "../statuses";
@@ -128,7 +128,7 @@ type Work = { kind: "eval"; ref: string; iteration: number } | { kind: "loop"; r
 
 type Json = Record<string, unknown>;
 
-const SYSTEM_TYPES: ReadonlySet<string> = new Set(["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"]);
+const SYSTEM_TYPES: ReadonlySet<string> = SYSTEM_QUEUE_NAMES;
 const EXTERNAL_TYPES: ReadonlySet<string> = new Set(["WAIT", "HUMAN", "SUB_WORKFLOW", "START_WORKFLOW"]);
 const DECIDER_TYPES: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC"]);
 /** Instance types a Conductor-form dynamic fork may run. */

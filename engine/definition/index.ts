@@ -75,7 +75,7 @@ export { COMMON_EXPRESSION_FIELDS, NODE_CATEGORIES, NODE_TYPES, NODE_TYPE_LIST, 
 export type { FieldPath, NodeCategory, NodeConfig, NodeTypeInfo } from "./node-types";
 export { DefinitionGraph, buildGraph } from "./graph";
 export type { DroppedEdge, DroppedEdgeReason, GraphCycle, GraphEdge, GraphEdgeInput, GraphInput, GraphNodeInput, UpstreamQuery } from "./graph";
-export { validateDefinition } from "./validate";
+export { SYSTEM_QUEUE_NAMES, validateDefinition } from "./validate";
 export type { ValidateOptions, ValidationResult } from "./validate";
 export { PROBLEM_CODES } from "./problems";
 export type { Problem, ProblemCode, ProblemPath } from "./problems";

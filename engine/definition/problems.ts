@@ -22,6 +22,7 @@ export const PROBLEM_CODES = {
   // Refs and edges.
   "empty-workflow": "A workflow with no nodes: it could do nothing, and Conductor rejects an empty task list.",
   "reserved-ref": "A node ref that expressions reserve (`workflow`).",
+  "reserved-name": "A task definition name that a built-in task's queue uses (HTTP, INLINE, JSON_JQ_TRANSFORM, EVENT).",
   "duplicate-ref": "Two nodes share a ref.",
   "unknown-ref": "An edge, `parent`, `joinOn` or `defaultExclusiveJoinTask` names a ref no node has.",
   "duplicate-edge-id": "Two edges share an id.",

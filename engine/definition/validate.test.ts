@@ -182,6 +182,7 @@ const invalid: [string, unknown, Expected[]][] = [
   ["an unknown node type", workflow([simple("a", { type: "KAFKA" })]), [{ code: "unknown-node-type", ref: "a", path: ["nodes", 0, "type"] }]],
   ["a ref that is not an identifier", workflow([simple("1a")]), [{ code: "invalid-field", ref: "1a", path: ["nodes", 0, "ref"] }]],
   ["the reserved ref workflow", workflow([simple("workflow")]), [{ code: "reserved-ref", ref: "workflow", path: ["nodes", 0, "ref"] }]],
+  ["a SIMPLE task named like a built-in queue", workflow([simple("a", { name: "HTTP" })]), [{ code: "reserved-name", ref: "a", path: ["nodes", 0, "name"] }]],
   ["a missing position", workflow([simple("a", { position: undefined })]), [{ code: "missing-field", ref: "a", path: ["nodes", 0, "position"] }]],
   ["a SIMPLE without a name", workflow([simple("a", { name: undefined })]), [{ code: "missing-field", ref: "a", path: ["nodes", 0, "name"] }]],
   ["an unknown node field", workflow([simple("a", { colour: "red" })]), [{ code: "unknown-field", ref: "a", path: ["nodes", 0, "colour"] }]],

@@ -469,10 +469,19 @@ function oneOf(report: Report, node: WorkflowNode, at: ProblemPath, forms: Recor
   }
 }
 
+/** The queues the in-process system-task runner polls (engine/decide: a system task's queue is its type). */
+export const SYSTEM_QUEUE_NAMES: ReadonlySet<string> = new Set(["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"]);
+
 function checkNodeConfig(report: Report, node: WorkflowNode, at: ProblemPath): void {
   const policy = node.policy;
   if (policy?.timeoutSeconds !== undefined && policy.timeoutSeconds > 0 && policy.responseTimeoutSeconds !== undefined && policy.responseTimeoutSeconds > policy.timeoutSeconds) {
     report.add("invalid-field", "responseTimeoutSeconds must not exceed timeoutSeconds", [...at, "policy", "responseTimeoutSeconds"], node.ref);
+  }
+  if (node.type === "SIMPLE" && node.name !== undefined && SYSTEM_QUEUE_NAMES.has(node.name)) {
+    // A worker task's queue is its task definition's name, and the system-task
+    // runner's queues are named after their types: sharing one would hand HTTP
+    // tasks to a worker polling "HTTP", or a worker's task to the runner.
+    report.add("reserved-name", `${quote(node.name)} is the queue of the built-in ${node.name} task; name the task definition something else`, [...at, "name"], node.ref);
   }
   switch (node.type) {
     case "SWITCH": {

@@ -125,10 +125,16 @@ export async function enqueueTasks(db: Executor, entries: readonly EnqueueTaskIn
     .selectFrom("inserted")
     .selectAll()
     // A SELECT-only CTE that nothing reads is never run, so the notify must be in
-    // the outer select list. A future-visible row (a delay) wakes nobody: the
-    // pollers' periodic re-check picks it up once it is due.
+    // the outer select list. A row delayed by a retry or start delay wakes
+    // nobody: the pollers' periodic re-check picks it up once it is due. "Due
+    // now" allows a second: the evaluator stamps "visibleAt" from the
+    // application's clock after its transaction began, so a task scheduled for
+    // at once is a few milliseconds after now() (the transaction's start) and,
+    // compared strictly, was never announced — every step then waited out a
+    // poller's re-check. Notified at commit, which comes later still, a woken
+    // poller finds it visible; in the rare case it does not, it parks again.
     .select(
-      sql<null>`CASE WHEN "visibleAt" <= now() THEN ${notifyExpression(sql.ref("namespaceId"), sql.ref("queueName"))} END`.as(
+      sql<null>`CASE WHEN "visibleAt" <= now() + interval '1 second' THEN ${notifyExpression(sql.ref("namespaceId"), sql.ref("queueName"))} END`.as(
         "notified",
       ),
     )
