@@ -15,11 +15,18 @@ export interface DbOptions {
 }
 
 export function createPool(connectionString: string, options: DbOptions = {}): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? "node-flow",
   });
+  // An idle client whose connection dies (Postgres restarting, an operator's
+  // pg_terminate_backend, a dropped database) is discarded by the pool, which
+  // then emits 'error'; with no listener that is an uncaught exception and the
+  // whole process — a sidecar mid-batch — dies. The next query opens a fresh
+  // connection, and a query that was in flight rejects to its own caller.
+  pool.on("error", () => undefined);
+  return pool;
 }
 
 /** A Kysely instance over its own pool; `db.destroy()` closes the pool. */

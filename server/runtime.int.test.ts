@@ -6,7 +6,7 @@ import type { Db } from "../db/pool";
 import { createDb } from "../db/pool";
 import type { TaskExecutionRow } from "../db/schema";
 import { useTestDatabase } from "../db/testing/test-database";
-import { chain, simple, workflow } from "../engine/definition/test-fixtures";
+import { chain, edge, node, simple, workflow } from "../engine/definition/test-fixtures";
 import { FilesystemBlobStore } from "./blob-store";
 import { Notifier, TASKS_CHANNEL, taskAvailableKey } from "./notifier";
 import { startInTestWorker } from "./testing/in-test-worker";
@@ -53,7 +53,7 @@ afterAll(async () => {
 
 /** Runs `body` with a worker on `queueName`, and always stops it; a correct run has no refused report and no error. */
 async function withWorker(queueName: string, handler: TaskHandler, body: (worker: InTestWorker) => Promise<void>): Promise<void> {
-  const worker = startInTestWorker({ db: workerDb, notifier, namespaceId, queueName, handler, concurrency: 4 });
+  const worker = startInTestWorker({ db: workerDb, notifier, namespaceId, queueName, handler, concurrency: 4, blobs });
   try {
     await body(worker);
   } finally {
@@ -239,6 +239,78 @@ describe("the runtime loop (sidecar process + in-test worker)", () => {
     expect(emit?.output).toEqual({ text: "beforeafter", key: "v", list: ["", "xy"] });
     expect(read?.input).toEqual({ got: "beforeafter", list: ["", "xy"] });
     expect(wf.output).toEqual({ echoed: { got: "beforeafter", list: ["", "xy"] } });
+    expect(await historyProblems(t.db, [id])).toEqual([]);
+  });
+
+  it("offloads a 1 MB worker output to the blob store, and downstream expressions still read it", async () => {
+    const queueName = "big_task";
+    const name = await registerDefinition(
+      t.db,
+      namespaceId,
+      workflow(
+        [
+          simple("produce", { name: queueName }),
+          simple("consume", { name: queueName, input: { size: "${produce.output.size}", head: "${produce.output.blob}" } }),
+        ],
+        chain("produce", "consume"),
+        { name: "runtime_big_output", outputParameters: { seen: "${consume.output.length}", size: "${produce.output.size}" } },
+      ),
+    );
+    const blob = "z".repeat(1024 * 1024);
+    const handler: TaskHandler = (task) =>
+      task.refName === "produce"
+        ? { status: "COMPLETED", output: { size: blob.length, blob } }
+        : { status: "COMPLETED", output: { length: String((task.input as { head?: unknown }).head).length } };
+
+    let id = "";
+    await withWorker(queueName, handler, async () => {
+      [id = ""] = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 1 });
+      await waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 30_000, context: () => sidecar.output().slice(-4000) });
+    });
+
+    const wf = await t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    expect(wf.status).toBe("COMPLETED");
+    expect(wf.output).toEqual({ seen: blob.length, size: blob.length });
+    const [consume, produce] = await tasksOf(id); // ordered by ref
+    // The worker's output went to the blob store; the row keeps {} and the ref.
+    expect(produce?.output).toEqual({});
+    expect(produce?.outputRef).toMatch(/^fs:/);
+    // The consumer's 1 MB input was offloaded by the decider, and resolved for the worker.
+    expect(consume?.inputRef).toMatch(/^fs:/);
+    expect(await historyProblems(t.db, [id])).toEqual([]);
+  });
+
+  it("runs the built-in tasks in the sidecar: INLINE, JSON_JQ_TRANSFORM, SET_VARIABLE, SWITCH, WAIT, TERMINATE", async () => {
+    const name = await registerDefinition(
+      t.db,
+      namespaceId,
+      workflow(
+        [
+          node("INLINE", "calc", { evaluatorType: "javascript", expression: "(function(){ return $.a * 2; })()", input: { a: "${workflow.input.a}" } }),
+          node("JSON_JQ_TRANSFORM", "shape", { queryExpression: "{ doubled: .v }", input: { v: "${calc.output.result}" } }),
+          node("SET_VARIABLE", "remember", { input: { last: "${shape.output.result.doubled}" } }),
+          node("WAIT", "pause", { duration: "1s" }),
+          node("SWITCH", "route", { evaluatorType: "value-param", expression: "v", input: { v: "${workflow.variables.last}" }, cases: ["84"] }),
+          node("TERMINATE", "stop", { terminationStatus: "COMPLETED", workflowOutput: { via: "terminate", v: "${workflow.variables.last}" } }),
+          node("NOOP", "never"),
+        ],
+        [...chain("calc", "shape", "remember", "pause", "route"), edge("route", "stop", "84"), edge("route", "never", "default")],
+        { name: "runtime_builtins" },
+      ),
+    );
+    const [id = ""] = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 1, input: () => ({ a: 42 }) });
+    await waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 30_000, context: () => sidecar.output().slice(-4000) });
+    const wf = await t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+    expect(wf.status, wf.reasonForIncompletion ?? "").toBe("COMPLETED");
+    const rows = Object.fromEntries((await tasksOf(id)).map((r) => [r.refName, r]));
+    expect(wf.output).toEqual({ via: "terminate", v: 84 });
+    expect(rows.calc?.output).toEqual({ result: 84 });
+    expect(rows.shape?.output).toMatchObject({ result: { doubled: 84 } });
+    expect(rows.pause?.status).toBe("COMPLETED");
+    // The WAIT really waited: the timer poller woke the decider no earlier than its second.
+    expect(rows.pause!.endedAt!.getTime() - rows.pause!.startedAt!.getTime()).toBeGreaterThanOrEqual(1000);
+    // The untaken branch never ran (TERMINATE may end the run before its SKIPPED row is written).
+    expect([undefined, "SKIPPED"]).toContain(rows.never?.status);
     expect(await historyProblems(t.db, [id])).toEqual([]);
   });
 });

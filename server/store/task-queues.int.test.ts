@@ -16,6 +16,7 @@ import {
   hasVisibleTask,
   leaseTasks,
   leaseTasksStatement,
+  startLeasedTasksStatement,
   notifyTaskAvailable,
   queueDepths,
   releaseLease,
@@ -113,13 +114,16 @@ describe("enqueueTask", () => {
         })
         .catch(() => undefined);
       await queueTask(ns, "later", { visibleAt: secondsFromNow(60) });
+      // Stamped "now" by a clock a little ahead of the transaction's now(), as
+      // the application's clock is after the evaluator's transaction began.
+      await queueTask(ns, "app-clock", { visibleAt: secondsFromNow(0.3) });
       const dup = await queueTask(ns, "dup");
       expect(await enqueueTask(t.db, { ...dup, taskType: "SIMPLE", priority: 0 })).toBe(false);
       // A marker committed last: notifications arrive in commit order, so once it
       // is here, anything the statements above sent would be too.
       await t.db.transaction().execute((trx) => notifyTaskAvailable(trx, ns, "marker"));
       await waitFor(() => payloads.includes(`${ns}:marker`));
-      expect(payloads).toEqual([`${ns}:dup`, `${ns}:marker`]);
+      expect(payloads).toEqual([`${ns}:app-clock`, `${ns}:dup`, `${ns}:marker`]);
     } finally {
       await listener.end();
     }
@@ -275,6 +279,38 @@ describe("leaseTasks", () => {
       WHERE i.inhparent = '"TaskQueues_dequeue_idx"'::regclass AND x.indrelid = quote_ident(${partition})::regclass`.execute(t.db);
     const scan = nodes.find((n) => n["Node Type"] === "Index Scan" && n["Index Name"] === dequeueIndex[0]?.name);
     expect(scan).toBeDefined();
+  });
+
+  it("starts the tasks in one statement pruned to the leased workflows' partitions and one queue partition, by index", async () => {
+    const ns = randomUUID();
+    await t.db
+      .insertInto("TaskQueues")
+      .columns(["queueName", "taskId", "workflowId", "namespaceId", "taskType", "priority"])
+      .expression(sql`SELECT 'plan-start', uuidv7(), uuidv7(), ${ns}::uuid, 'SIMPLE', (g % 3) FROM generate_series(1, 3000) AS g`)
+      .execute();
+    await sql`ANALYZE "TaskQueues"`.execute(t.db);
+    const rows = await t.db.selectFrom("TaskQueues").selectAll().where("queueName", "=", "plan-start").limit(10).execute();
+    // Ten tasks of two workflows.
+    const workflows = [randomUUID(), randomUUID()];
+    const locked = rows.map((row, i) => ({ ...row, workflowId: workflows[i % 2]! }));
+    const { rows: plan } = await sql<{ "QUERY PLAN": unknown }>`EXPLAIN (FORMAT JSON) ${startLeasedTasksStatement(
+      { owner: "w", leaseSeconds: 30, namespaceId: ns },
+      locked,
+    )}`.execute(t.db);
+    const nodes: Record<string, unknown>[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      nodes.push(node);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((plan[0]!["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    const scansOf = (prefix: string) => nodes.filter((n) => typeof n["Relation Name"] === "string" && n["Relation Name"].startsWith(prefix));
+
+    const queueScans = scansOf("TaskQueues_p");
+    expect(new Set(queueScans.map((n) => n["Relation Name"])).size).toBe(1);
+    for (const scan of queueScans.filter((n) => n["Node Type"] !== "ModifyTable")) expect(scan["Node Type"]).toMatch(/^Index|^Bitmap/);
+    const taskPartitions = new Set(scansOf("TaskExecutions_p").map((n) => n["Relation Name"]));
+    expect(taskPartitions.size).toBeGreaterThan(0);
+    expect(taskPartitions.size).toBeLessThanOrEqual(2);
   });
 
   it("rejects a count or lease length it cannot honour", async () => {

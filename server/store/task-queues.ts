@@ -92,7 +92,7 @@ export interface EnqueueTaskInput {
  * a decider that re-runs (or a retry of the same attempt) never queues a task
  * twice. Returns the rows actually inserted; a task already queued is not in it.
  *
- * The NOTIFY for each inserted, already-visible row is part of this same
+ * The NOTIFY for each inserted row visible now (see below) is part of this same
  * statement rather than a second call the caller must remember: a notification
  * every writer has to remember is the shape of bug that silently stops parked
  * workers waking on whichever path nobody exercised. Being in the statement, it
@@ -217,7 +217,8 @@ export interface StartLeasedTasksInput {
   namespaceId?: string;
 }
 
-type StartedRow = TaskExecutionRow & { queueId: number; queueLeaseExpiresAt: Date; firstStart: boolean };
+/** A started task with its lease, as startLeasedTasksStatement returns it. */
+export type StartedTaskRow = TaskExecutionRow & { queueId: number; queueLeaseExpiresAt: Date; firstStart: boolean };
 
 /**
  * Stamps the lease on queue rows this transaction has locked (by
@@ -266,10 +267,40 @@ export async function startLeasedTasks(
   if (!trx.isTransaction) throw new Error("startLeasedTasks must run in the transaction that locked the queue rows");
   assertPositive("leaseSeconds", input.leaseSeconds);
   if (locked.length === 0) return [];
+  const { rows } = await startLeasedTasksStatement(input, locked).execute(trx);
+
+  const byQueueId = new Map(rows.map((row) => [row.queueId, row]));
+  const leased: LeasedTask[] = [];
+  const dead: TaskQueueRow[] = [];
+  for (const queue of locked) {
+    const row = byQueueId.get(queue.id);
+    if (row === undefined) {
+      dead.push(queue);
+      continue;
+    }
+    const { queueId: _queueId, queueLeaseExpiresAt, firstStart: _firstStart, ...task } = row;
+    leased.push({ queue: { ...queue, leaseExpiresAt: queueLeaseExpiresAt, leaseOwner: input.owner }, task });
+  }
+  for (const queueName of new Set(dead.map((row) => row.queueName))) {
+    // Rare: a task that ended while queued, whose canceller left the queue row.
+    // Deleted here, under this transaction's lock, rather than handed to a
+    // worker or left in the queue to be found dead by every poll.
+    await trx
+      .deleteFrom("TaskQueues")
+      .where("queueName", "=", queueName)
+      .where("id", "in", dead.filter((row) => row.queueName === queueName).map((row) => row.id))
+      .execute();
+  }
+  // RETURNING order is unspecified: restore priority, then first-in-first-out.
+  return leased.sort((a, b) => b.queue.priority - a.queue.priority || a.queue.id - b.queue.id);
+}
+
+/** startLeasedTasks' statement; exported for the plan test. */
+export function startLeasedTasksStatement(input: StartLeasedTasksInput, locked: readonly TaskQueueRow[]): RawBuilder<StartedTaskRow> {
   const now = at(input.now);
   const workflowIds = [...new Set(locked.map((row) => row.workflowId))];
   const queueNames = [...new Set(locked.map((row) => row.queueName))];
-  const { rows } = await sql<StartedRow>`
+  return sql<StartedTaskRow>`
     WITH "started" AS (
       UPDATE "TaskExecutions" AS "t"
       SET "status" = 'IN_PROGRESS',
@@ -306,32 +337,7 @@ export async function startLeasedTasks(
     )
     SELECT "s".*, "l"."id" AS "queueId", "l"."leaseExpiresAt" AS "queueLeaseExpiresAt"
     FROM "started" AS "s"
-    JOIN "leased" AS "l" ON "l"."taskId" = "s"."id"`.execute(trx);
-
-  const byQueueId = new Map(rows.map((row) => [row.queueId, row]));
-  const leased: LeasedTask[] = [];
-  const dead: TaskQueueRow[] = [];
-  for (const queue of locked) {
-    const row = byQueueId.get(queue.id);
-    if (row === undefined) {
-      dead.push(queue);
-      continue;
-    }
-    const { queueId: _queueId, queueLeaseExpiresAt, firstStart: _firstStart, ...task } = row;
-    leased.push({ queue: { ...queue, leaseExpiresAt: queueLeaseExpiresAt, leaseOwner: input.owner }, task });
-  }
-  for (const queueName of new Set(dead.map((row) => row.queueName))) {
-    // Rare: a task that ended while queued, whose canceller left the queue row.
-    // Deleted here, under this transaction's lock, rather than handed to a
-    // worker or left in the queue to be found dead by every poll.
-    await trx
-      .deleteFrom("TaskQueues")
-      .where("queueName", "=", queueName)
-      .where("id", "in", dead.filter((row) => row.queueName === queueName).map((row) => row.id))
-      .execute();
-  }
-  // RETURNING order is unspecified: restore priority, then first-in-first-out.
-  return leased.sort((a, b) => b.queue.priority - a.queue.priority || a.queue.id - b.queue.id);
+    JOIN "leased" AS "l" ON "l"."taskId" = "s"."id"`;
 }
 
 /**

@@ -1,6 +1,10 @@
 import type { TaskExecutionRow } from "../../db/schema";
 import type { Db } from "../../db/pool";
 import type { Notifier } from "../notifier";
+import type { BlobStore } from "../blob-store";
+import { resolvePayload } from "../payload-offload";
+import { reportTaskResult } from "../report-task-result";
+import type { ReportTaskResultOutcome } from "../report-task-result";
 import { completeTaskFromWorker } from "../store/task-executions";
 import type { CompleteTaskFromWorkerResult, WorkerFinalStatus } from "../store/task-executions";
 import { pollTasks } from "../task-poller";
@@ -41,12 +45,19 @@ export interface InTestWorkerOptions {
   pollTimeoutMs?: number;
   /** A parked poll's re-check interval without a notification. Default 200, to keep notifier-off tests quick. */
   recheckIntervalMs?: number;
+  /**
+   * The blob store the sidecar uses. With it the worker behaves like the real
+   * worker API: an offloaded task input is resolved before the handler sees
+   * it, and results go through reportTaskResult (an output over 256 KB is
+   * offloaded). Without it, results are reported with completeTaskFromWorker.
+   */
+  blobs?: BlobStore;
 }
 
 /** A report the store refused, kept for the test to assert on (a correct run has none). */
 export interface RefusedReport {
   task: TaskExecutionRow;
-  result: Extract<CompleteTaskFromWorkerResult, { ok: false }>;
+  result: Extract<CompleteTaskFromWorkerResult, { ok: false }> | Extract<ReportTaskResultOutcome, { ok: false }>;
 }
 
 export interface InTestWorker {
@@ -83,11 +94,12 @@ export function startInTestWorker(options: InTestWorkerOptions): InTestWorker {
   async function runTask(task: TaskExecutionRow): Promise<void> {
     let result: TaskResult;
     try {
-      result = await handler(task);
+      const resolved = options.blobs && task.inputRef !== null ? { ...task, input: await resolvePayload(options.blobs, { inline: task.input, ref: task.inputRef }, "the task input") } : task;
+      result = await handler(resolved);
     } catch (error) {
       result = { status: "FAILED", reason: error instanceof Error ? error.message : String(error) };
     }
-    const report = await completeTaskFromWorker(db, {
+    const report = {
       namespaceId,
       workflowId: task.workflowId,
       taskId: task.id,
@@ -95,9 +107,10 @@ export function startInTestWorker(options: InTestWorkerOptions): InTestWorker {
       output: result.output ?? {},
       reason: result.reason ?? null,
       workerId,
-    });
-    if (report.ok) completed++;
-    else refused.push({ task, result: report });
+    };
+    const outcome = options.blobs ? await reportTaskResult({ db, blobs: options.blobs }, report) : await completeTaskFromWorker(db, report);
+    if (outcome.ok) completed++;
+    else refused.push({ task, result: outcome });
   }
 
   async function slot(): Promise<void> {
