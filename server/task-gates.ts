@@ -222,7 +222,11 @@ async function leaseThroughGates(
         namespaceId,
         name: semaphore,
         tasks: leased.map(({ task }) => ({ taskId: task.id, workflowId: task.workflowId })),
-        leaseSeconds: input.leaseSeconds,
+        // As long as the longest task lease just granted (a task's lease runs
+        // for its responseTimeoutSeconds when it has one, not the poll's
+        // leaseSeconds): a permit lapsing while its task is still held would
+        // over-admit. Heartbeats renew both.
+        leaseSeconds: Math.max(input.leaseSeconds, ...leased.map(({ queue }) => permitSecondsUntil(queue.leaseExpiresAt, now))),
         now,
       });
       if (granted.length !== leased.length) {
@@ -267,4 +271,10 @@ export async function gatesHaveRoom(
     if (usage && usage.free === 0) return false;
   }
   return true;
+}
+
+function permitSecondsUntil(expiresAt: Date | null, now: Date | string | undefined): number {
+  if (expiresAt === null) return 0;
+  const from = now === undefined ? Date.now() : new Date(now).getTime();
+  return Math.max(1, Math.ceil((expiresAt.getTime() - from) / 1000));
 }

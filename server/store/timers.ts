@@ -17,7 +17,7 @@ import type { Database, TaskStatus, TimerKind, TimerRow, WorkflowStatus } from "
  * makes cancellation an optimisation rather than a correctness requirement.
  *
  * Life cycle: armTimer → claimDueTimers (marks "claimedAt"/"claimedBy") → the
- * poller acts → deleteTimer. A poller that dies between claim and delete leaves
+ * poller acts → deleteTimer(s). A poller that dies between claim and delete leaves
  * claimed rows; releaseStaleClaims hands them back.
  *
  * One clock: "fireAt", the claim's `now` and "claimedAt" all come from the
@@ -217,7 +217,6 @@ export async function releaseStaleClaims(db: Executor, input: { olderThan: Date 
   return Number(result.numUpdatedRows);
 }
 
-
 /** The "fireAt" range a batch of keys spans, widened to the whole last millisecond (see deleteTimer). */
 function keyRange(keys: readonly TimerKey[]): { from: string; to: RawBuilder<Date> } {
   const times = keys.map((key) => key.fireAt.getTime());
@@ -282,8 +281,8 @@ export interface TimerTargets {
  * plan time to the partitions of the workflows named (hash on "workflowId");
  * "WorkflowExecutions" cannot be pruned by "id" (its key leads with "id" but
  * partitions on "startedAt", which timers do not carry), so that lookup probes
- * each monthly partition's primary key once per id — once per batch, not per
- * timer.
+ * each monthly partition's primary key for every id: one statement per batch,
+ * planned once, rather than one per timer.
  */
 export async function loadTimerTargets(
   db: Executor,
