@@ -231,6 +231,52 @@ describe("evaluateBatch", () => {
     await expectGapFreeEvents(id);
   });
 
+  it("a DO_WHILE runs its body once per iteration, each iteration a new task identity", async () => {
+    const id = await start(
+      workflow(
+        [
+          node("DO_WHILE", "loop", { loopCondition: '$["loop"].iteration < $.times', input: { times: 3 } }),
+          simple("body", { parent: "loop", input: { i: "${loop.output.iteration}" } }),
+          simple("after", { input: { last: "${body.output.n}" } }),
+        ],
+        chain("loop", "after"),
+      ),
+    );
+    const wf = await run(id, (ref, input) => ({ status: "COMPLETED", output: { n: `${ref}@${String(input.i)}` } }));
+    expect(wf.status).toBe("COMPLETED");
+    const rows = await tasks(t.db, id);
+    expect(rows.filter((r) => r.refName === "body").map((r) => [r.iteration, r.input])).toEqual([
+      [1, { i: 1 }],
+      [2, { i: 2 }],
+      [3, { i: 3 }],
+    ]);
+    expect(rows.find((r) => r.refName === "after")?.input).toEqual({ last: "body@3" });
+    await expectGapFreeEvents(id);
+  });
+
+  it("a DYNAMIC task runs as the task its input names, and an EXCLUSIVE_JOIN passes on the branch that ran", async () => {
+    const id = await start(
+      workflow(
+        [
+          node("DYNAMIC", "pick", { input: { taskToExecute: "${workflow.input.which}" } }),
+          node("SWITCH", "s", { cases: ["x", "y"], input: { switchCaseValue: "${pick.output.kind}" } }),
+          simple("x1"),
+          simple("y1"),
+          node("EXCLUSIVE_JOIN", "ej", { joinOn: ["x1", "y1"] }),
+        ],
+        [edge("pick", "s"), edge("s", "x1", "x"), edge("s", "y1", "y"), edge("x1", "ej"), edge("y1", "ej")],
+      ),
+      { which: "task" },
+    );
+    const wf = await run(id, (ref) => ({ status: "COMPLETED", output: ref === "pick" ? { kind: "y" } : { from: ref } }));
+    expect(wf.status).toBe("COMPLETED");
+    const rows = await tasks(t.db, id);
+    expect(rows.find((r) => r.refName === "pick")).toMatchObject({ taskDefName: "task", status: "COMPLETED" });
+    expect(rows.find((r) => r.refName === "x1")?.status).toBe("SKIPPED");
+    expect(rows.find((r) => r.refName === "ej")).toMatchObject({ status: "COMPLETED", output: { from: "y1" } });
+    await expectGapFreeEvents(id);
+  });
+
   it("is idempotent: a re-enqueued decide schedules nothing new", async () => {
     const id = await start(workflow([simple("a"), simple("b")], chain("a", "b")));
     expect(await evaluateBatch(deps(), { limit: 10 })).toBeGreaterThanOrEqual(1);
