@@ -1,7 +1,8 @@
 import { sql } from "kysely";
-import type { Kysely, RawBuilder } from "kysely";
+import type { Kysely } from "kysely";
 import { json } from "../../db/json";
 import type { Database, OutboxEventRow } from "../../db/schema";
+import { assertCount, at } from "./sql-helpers";
 
 /**
  * OutboxEvents: events written in the same transaction as the state change
@@ -22,15 +23,6 @@ import type { Database, OutboxEventRow } from "../../db/schema";
 
 /** A Kysely instance or a transaction: the caller owns the transaction boundary. */
 type Executor = Kysely<Database>;
-
-/** `now()` (transaction start), or a caller's clock for tests and replays. */
-function at(now: Date | undefined): RawBuilder<Date> {
-  return now === undefined ? sql<Date>`now()` : sql<Date>`${now}::timestamptz`;
-}
-
-function assertCount(name: string, value: number, max: number): void {
-  if (!Number.isInteger(value) || value < 1 || value > max) throw new RangeError(`${name} must be an integer from 1 to ${max}, got ${value}`);
-}
 
 export interface InsertOutboxEventInput {
   namespaceId: string;

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely, RawBuilder } from "kysely";
 import type { Database } from "../../db/schema";
+import { at } from "./sql-helpers";
 
 /**
  * Rate limits: "RateLimitBuckets", one row per (namespace, queue, fixed window)
@@ -27,10 +28,6 @@ export interface RateLimitWindowInput {
   windowSeconds: number;
   /** Defaults to the transaction's `now()`. */
   now?: Date | string;
-}
-
-function at(now: Date | string | undefined): RawBuilder<Date> {
-  return now === undefined ? sql<Date>`now()` : sql<Date>`${now}::timestamptz`;
 }
 
 function assertWindow(input: RateLimitWindowInput): void {

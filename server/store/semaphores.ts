@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Kysely, RawBuilder, Transaction } from "kysely";
 import type { Database, SemaphoreRow } from "../../db/schema";
 import { TASKS_CHANNEL } from "./task-queues";
+import { assertPositive, at, seconds } from "./sql-helpers";
 
 /**
  * Named semaphores: "Semaphores" holds how many permits a name has,
@@ -28,18 +29,6 @@ import { TASKS_CHANNEL } from "./task-queues";
 
 /** A Kysely instance or a transaction: the caller owns the transaction boundary. */
 type Executor = Kysely<Database>;
-
-function at(now: Date | string | undefined): RawBuilder<Date> {
-  return now === undefined ? sql<Date>`now()` : sql<Date>`${now}::timestamptz`;
-}
-
-function seconds(value: number): RawBuilder<unknown> {
-  return sql`make_interval(secs => ${value}::double precision)`;
-}
-
-function assertPositive(name: string, value: number): void {
-  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number, got ${value}`);
-}
 
 /**
  * NOTIFYs every queue whose definition names a semaphore in `freed` (a CTE of

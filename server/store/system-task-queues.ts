@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Kysely, RawBuilder } from "kysely";
 import type { Database, TaskExecutionRow, TaskQueueRow } from "../../db/schema";
 import type { LeasedTask } from "./task-queues";
+import { at } from "./sql-helpers";
 
 /**
  * Leasing for the in-process system-task runner: the same queue, lease and
@@ -31,10 +32,6 @@ export interface LeaseSystemTasksInput {
   /** Recorded as "leaseOwner" and the task's "workerId"; the report must present it. */
   owner: string;
   now?: Date | string;
-}
-
-function at(now: Date | string | undefined): RawBuilder<Date> {
-  return now === undefined ? sql<Date>`now()` : sql<Date>`${now}::timestamptz`;
 }
 
 /**

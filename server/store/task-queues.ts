@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely, RawBuilder, Transaction } from "kysely";
 import type { Database, TaskExecutionRow, TaskQueueRow } from "../../db/schema";
+import { assertCount, assertPositive, at, seconds } from "./sql-helpers";
 
 /**
  * The task queue: "TaskQueues", hash-partitioned 8 ways on "queueName", leased
@@ -34,27 +35,8 @@ export function taskAvailableKey(namespaceId: string, queueName: string): string
   return `${namespaceId}:${queueName}`;
 }
 
-/** `now()` (transaction start), or a caller's clock for tests and replays. */
-function at(now: Date | string | undefined): RawBuilder<Date> {
-  return now === undefined ? sql<Date>`now()` : sql<Date>`${now}::timestamptz`;
-}
-
-function seconds(value: number): RawBuilder<unknown> {
-  return sql`make_interval(secs => ${value}::double precision)`;
-}
-
 function notifyExpression(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`pg_notify(${TASKS_CHANNEL}, ${namespaceId}::text || ':' || ${queueName})`;
-}
-
-function assertPositive(name: string, value: number): void {
-  if (!(Number.isFinite(value) && value > 0)) throw new RangeError(`${name} must be a positive number, got ${value}`);
-}
-
-function assertCount(name: string, value: number, max: number): void {
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new RangeError(`${name} must be an integer from 1 to ${max}, got ${value}`);
-  }
 }
 
 /**
