@@ -86,16 +86,9 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
     return { ok: false, reason: "invalid-input", problems: [{ path: ["idempotencyKey"], message: "idempotencyKey must not be empty" }] };
   }
 
-  const def = await getWorkflowDefinition(db, input.namespaceId, input.name, input.version);
-  if (def === undefined) {
-    const which = input.version === undefined ? "" : ` version ${input.version}`;
-    return { ok: false, reason: "not-found", message: `Workflow definition "${input.name}"${which} not found` };
-  }
-  const graph = def.graph as WorkflowDefinition;
-
-  const workflowInput = input.input === undefined ? {} : input.input;
-  const problems = validateInput(graph.inputSchema, workflowInput);
-  if (problems.length > 0) return { ok: false, reason: "invalid-input", problems };
+  const resolved = await resolveDefinitionAndInput(db, input);
+  if (!resolved.ok) return resolved;
+  const { def, graph, workflowInput } = resolved;
 
   const payload = await offloadIfLarge(blobs, workflowInput);
   const inputRef = "ref" in payload ? payload.ref : null;
@@ -233,7 +226,26 @@ export async function startNestedExecution(
   input: StartNestedExecutionInput,
 ): Promise<StartExecutionResult> {
   const priority = input.priority ?? 0;
-  const def = await getWorkflowDefinition(trx, input.namespaceId, input.name, input.version);
+  const resolved = await resolveDefinitionAndInput(trx, input);
+  if (!resolved.ok) return resolved;
+  const { def, graph, workflowInput } = resolved;
+  let payload: OffloadedPayload = { inline: workflowInput };
+  if (blobs !== undefined) payload = await offloadIfLarge(blobs, workflowInput);
+  const { rows } = await sql<{ id: string }>`SELECT uuidv7() AS "id"`.execute(trx);
+  const workflowId = rows[0]!.id;
+  await insertStartedExecution(trx, { workflowId, def, graph, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
+  return { ok: true, workflowId, created: true };
+}
+
+/** The definition to run (latest unarchived when no version is given) and the input, checked against its inputSchema. */
+async function resolveDefinitionAndInput(
+  db: Db,
+  input: Pick<StartExecutionInput, "namespaceId" | "name" | "version" | "input">,
+): Promise<
+  | { ok: true; def: { name: string; version: number }; graph: WorkflowDefinition; workflowInput: unknown }
+  | Extract<StartExecutionResult, { reason: "not-found" | "invalid-input" }>
+> {
+  const def = await getWorkflowDefinition(db, input.namespaceId, input.name, input.version);
   if (def === undefined) {
     const which = input.version === undefined ? "" : ` version ${input.version}`;
     return { ok: false, reason: "not-found", message: `Workflow definition "${input.name}"${which} not found` };
@@ -242,12 +254,7 @@ export async function startNestedExecution(
   const workflowInput = input.input === undefined ? {} : input.input;
   const problems = validateInput(graph.inputSchema, workflowInput);
   if (problems.length > 0) return { ok: false, reason: "invalid-input", problems };
-  let payload: OffloadedPayload = { inline: workflowInput };
-  if (blobs !== undefined) payload = await offloadIfLarge(blobs, workflowInput);
-  const { rows } = await sql<{ id: string }>`SELECT uuidv7() AS "id"`.execute(trx);
-  const workflowId = rows[0]!.id;
-  await insertStartedExecution(trx, { workflowId, def, graph, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
-  return { ok: true, workflowId, created: true };
+  return { ok: true, def, graph, workflowInput };
 }
 
 /** Best effort: a blob no committed row references. Failing to delete only leaks it to orphan collection. */
