@@ -8,6 +8,8 @@ import type { Json } from "../engine/definition/test-fixtures";
 import { EvaluationError, evaluateBatch } from "./evaluator";
 import type { EvaluatorDeps } from "./evaluator";
 import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
+import { driveWorkflows } from "./testing/drive-workflows";
+import type { DrivenResult } from "./testing/drive-workflows";
 import type { QuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import { enqueueDecide } from "./store/decide-queues";
 import { leaseTasks } from "./store/task-queues";
@@ -44,28 +46,11 @@ async function start(definition: Json, input: Json = {}): Promise<string> {
   return wf.id;
 }
 
-type Handler = (ref: string, input: Record<string, unknown>, attempt: number) => { status: "COMPLETED" | "FAILED"; output?: Json; reason?: string };
+type Handler = (ref: string, input: Record<string, unknown>, attempt: number) => DrivenResult;
 
-/** Evaluates and works the "task" queue until nothing moves; returns the final workflow row. */
+/** Evaluates and works the `queue` until nothing moves; returns the final workflow row. */
 async function run(workflowId: string, handler: Handler, queue = "task") {
-  for (let round = 0; round < 50; round++) {
-    const evaluated = await evaluateBatch(deps(), { limit: 10 });
-    const leased = await leaseTasks(t.db, { queueName: queue, namespaceId, count: 10, leaseSeconds: 30, owner: "w1" });
-    for (const { task } of leased) {
-      const result = handler(task.refName, task.input as Record<string, unknown>, task.attempt);
-      const report = await completeTaskFromWorker(t.db, {
-        namespaceId,
-        workflowId: task.workflowId,
-        taskId: task.id,
-        status: result.status,
-        output: result.output ?? {},
-        reason: result.reason ?? null,
-        workerId: "w1",
-      });
-      expect(report.ok).toBe(true);
-    }
-    if (evaluated === 0 && leased.length === 0) break;
-  }
+  await driveWorkflows({ db: t.db, evaluator: deps(), namespaceId, queue, rounds: 50, handler: (task) => handler(task.refName, task.input as Record<string, unknown>, task.attempt) });
   return t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", workflowId).executeTakeFirstOrThrow();
 }
 

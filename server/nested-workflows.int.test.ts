@@ -13,8 +13,8 @@ import { registerWorkflowDefinition } from "./register-workflow-definition";
 import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import { startExecution } from "./start-execution";
-import { completeTaskFromWorker } from "./store/task-executions";
-import { leaseTasks } from "./store/task-queues";
+import { driveWorkflows } from "./testing/drive-workflows";
+import type { DrivenResult } from "./testing/drive-workflows";
 
 /**
  * SUB_WORKFLOW, START_WORKFLOW, failureWorkflow and HUMAN through the real
@@ -55,29 +55,12 @@ async function start(name: string, input: Json = {}): Promise<string> {
   return started.workflowId;
 }
 
-type Handler = (ref: string, input: Record<string, unknown>) => { status: "COMPLETED" | "FAILED"; output?: Json; reason?: string };
+type Handler = (ref: string, input: Record<string, unknown>) => DrivenResult;
 
 /** Evaluates and works the "task" queue until nothing moves. */
 async function drive(handler: Handler = () => ({ status: "COMPLETED" })): Promise<void> {
-  for (let round = 0; round < 60; round++) {
-    const evaluated = await evaluateBatch(deps(), { limit: 20 });
-    const leased = await leaseTasks(t.db, { queueName: "task", namespaceId, count: 20, leaseSeconds: 30, owner: "w1" });
-    for (const { task } of leased) {
-      const result = handler(task.refName, task.input as Record<string, unknown>);
-      const report = await completeTaskFromWorker(t.db, {
-        namespaceId,
-        workflowId: task.workflowId,
-        taskId: task.id,
-        status: result.status,
-        output: result.output ?? {},
-        reason: result.reason ?? null,
-        workerId: "w1",
-      });
-      expect(report.ok).toBe(true);
-    }
-    if (evaluated === 0 && leased.length === 0) return;
-  }
-  throw new Error("the workflows did not settle in 60 rounds");
+  const { settled } = await driveWorkflows({ db: t.db, evaluator: deps(), namespaceId, handler: (task) => handler(task.refName, task.input as Record<string, unknown>) });
+  if (!settled) throw new Error("the workflows did not settle in 60 rounds");
 }
 
 const readBlob = async (ref: string): Promise<unknown> => JSON.parse((await blobs.get(ref)).bytes.toString("utf8")) as unknown;

@@ -11,8 +11,7 @@ import { registerWorkflowDefinition } from "../register-workflow-definition";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { startExecution } from "../start-execution";
-import { completeTaskFromWorker } from "../store/task-executions";
-import { leaseTasks } from "../store/task-queues";
+import { driveWorkflows } from "../testing/drive-workflows";
 import { FilesystemBlobStore } from "../blob-store";
 import type { Actor, WorkflowActionDeps } from "./action-support";
 
@@ -105,27 +104,7 @@ export function useActionHarness(): ActionHarness {
     },
     evaluate: () => evaluateBatch(evaluatorDeps(), { limit: 50 }),
     async drive(handler = () => ({ status: "COMPLETED" }), { queue = "task", rounds = 40 } = {}) {
-      const handled: TaskExecutionRow[] = [];
-      for (let round = 0; round < rounds; round++) {
-        const evaluated = await evaluateBatch(evaluatorDeps(), { limit: 50 });
-        const leased = await leaseTasks(t.db, { queueName: queue, namespaceId, count: 20, leaseSeconds: 30, owner: "w1" });
-        for (const { task } of leased) {
-          handled.push(task);
-          const result = handler(task);
-          const report = await completeTaskFromWorker(t.db, {
-            namespaceId,
-            workflowId: task.workflowId,
-            taskId: task.id,
-            status: result.status,
-            output: result.output ?? {},
-            reason: result.reason ?? null,
-            workerId: "w1",
-          });
-          if (!report.ok) throw new Error(`worker report refused: ${JSON.stringify(report)}`);
-        }
-        if (evaluated === 0 && leased.length === 0) return handled;
-      }
-      return handled;
+      return (await driveWorkflows({ db: t.db, evaluator: evaluatorDeps(), namespaceId, handler, queue, rounds })).handled;
     },
     execution: (id) => t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "=", id).executeTakeFirstOrThrow(),
     tasks: (id) =>
