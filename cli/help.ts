@@ -12,6 +12,13 @@ Usage:
                                 --port  web port (default: PORT or 3000)
   nf migrate [--status]         Apply pending migrations, printing each;
                                 --status lists applied, pending and unknown ones.
+  nf bootstrap [--email E] [--api-key-only] [--namespace NS] [--key-name NAME]
+                                Without a browser: create the owner (email from
+                                --email or NODE_FLOW_OWNER_EMAIL, password from
+                                NODE_FLOW_OWNER_PASSWORD or --password) and an admin
+                                API key for NS (default: default), printed once,
+                                alone on stdout. Refuses, creating nothing, when an
+                                owner exists; --api-key-only creates just a key.
   nf help                       Show this text.
 
 Environment:
@@ -22,6 +29,9 @@ Environment:
   NODE_FLOW_ROLES     Worker roles (default decider,poller); the web process is api.
   PORT, HOST          Web address (default 3000 on 0.0.0.0).
   LOG_LEVEL           fatal, error, warn, info (default), debug, trace or silent.
+  NODE_FLOW_OWNER_EMAIL, NODE_FLOW_OWNER_PASSWORD
+                      The owner nf bootstrap creates (flags win). Prefer the
+                      variable to --password, which shows in ps and shell history.
 
 npm scripts: npm start = nf start, npm run dev = nf start --dev, npm run migrate = nf migrate.
 `;

@@ -18,6 +18,10 @@ async function main(argv: string[]): Promise<number | "running"> {
       const { runMigrate } = await import("./migrate");
       return runMigrate(rest, process.env);
     }
+    case "bootstrap": {
+      const { runBootstrap } = await import("./bootstrap");
+      return runBootstrap(rest, process.env);
+    }
     case "help":
     case "--help":
     case "-h":

@@ -105,6 +105,17 @@ const expected: ExpectedSchema = {
     userId: "required text",
     addedAt: "defaulted timestamp",
   },
+  NamespaceMembers: {
+    namespaceId: "required text",
+    userId: "required text",
+    role: "required text",
+    createdAt: "defaulted timestamp",
+  },
+  SignInThrottles: {
+    email: "required text",
+    failures: "required number",
+    lastFailedAt: "defaulted timestamp",
+  },
   AuditEvents: {
     id: "defaulted text",
     at: "defaulted timestamp",

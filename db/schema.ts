@@ -129,6 +129,24 @@ export interface GroupMembersTable {
   addedAt: TimestampDefaulted;
 }
 
+/** A role in a namespace; the same names, weakest first, as NAMESPACE_ROLES in server/auth/principal.ts. */
+export type MemberRole = "viewer" | "operator" | "editor" | "admin";
+
+/** A user's direct role in one namespace (0008). */
+export interface NamespaceMembersTable {
+  namespaceId: string;
+  userId: string;
+  role: MemberRole;
+  createdAt: TimestampDefaulted;
+}
+
+/** Failed sign-ins per lower-cased email, known or not (0008). */
+export interface SignInThrottlesTable {
+  email: string;
+  failures: number;
+  lastFailedAt: TimestampDefaulted;
+}
+
 /** Append-only: a trigger refuses UPDATE and DELETE. */
 export interface AuditEventsTable {
   id: Generated<string>;
@@ -439,6 +457,8 @@ export interface Database {
   ApiKeys: ApiKeysTable;
   Groups: GroupsTable;
   GroupMembers: GroupMembersTable;
+  NamespaceMembers: NamespaceMembersTable;
+  SignInThrottles: SignInThrottlesTable;
   AuditEvents: AuditEventsTable;
   WorkflowDefinitions: WorkflowDefinitionsTable;
   TaskDefinitions: TaskDefinitionsTable;
@@ -474,6 +494,7 @@ export type ServiceAccountRow = Selectable<ServiceAccountsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;
 export type GroupRow = Selectable<GroupsTable>;
+export type NamespaceMemberRow = Selectable<NamespaceMembersTable>;
 export type AuditEventRow = Selectable<AuditEventsTable>;
 export type NewAuditEvent = Insertable<AuditEventsTable>;
 export type WorkflowDefinitionRow = Selectable<WorkflowDefinitionsTable>;

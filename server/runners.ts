@@ -12,6 +12,7 @@ import type { JqTransform } from "./sandbox/jq-transform";
 import { prunePublishedOutboxEvents } from "./store/outbox-events";
 import { PartitionManager } from "./store/partition-manager";
 import { pruneRateLimitBuckets } from "./store/rate-limits";
+import { deleteExpiredSessions } from "./store/sessions";
 import { expireSemaphoreHolders } from "./store/semaphores";
 import { sweepExpiredLeases } from "./sweep-expired-leases";
 import { sweepStuckWorkflows } from "./sweep-stuck-workflows";
@@ -62,7 +63,8 @@ export type LoopName =
   | "outbox"
   | "outbox-prune"
   | "semaphores"
-  | "rate-limits";
+  | "rate-limits"
+  | "sessions";
 
 type LoopFactory = ((deps: RunnerDeps) => Omit<BackgroundRunnerOptions, "logger" | "sleep" | "random" | "onPass">) & { loop: LoopName };
 
@@ -193,6 +195,12 @@ const rateLimitsLoop = loop("rate-limits", (deps) => ({
   run: async () => (await pruneRateLimitBuckets(deps.db, { olderThan: new Date(clockOf(deps)().getTime() - 3_600_000), limit: 5000 })).count,
 }));
 
+const sessionsLoop = loop("sessions", (deps) => ({
+  // Expired sessions are refused at sign-in time already; this only reclaims their rows.
+  intervalMs: interval(deps, "sessions", 3_600_000),
+  run: () => deleteExpiredSessions(deps.db),
+}));
+
 /**
  * Which loops each role holds; adding a loop is one entry here. A loop listed
  * under two roles runs once per process (deduplicated by name), since two copies
@@ -214,6 +222,7 @@ const LOOPS_BY_ROLE: Record<Role, readonly LoopFactory[]> = {
     outboxPruneLoop,
     semaphoresLoop,
     rateLimitsLoop,
+    sessionsLoop,
   ],
 };
 

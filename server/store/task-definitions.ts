@@ -211,3 +211,32 @@ export async function queuesUsingSemaphore(db: Executor, namespaceId: string, se
     .execute();
   return rows.map((r) => r.name);
 }
+
+/**
+ * A namespace's task definitions by name, keyset-paged on the
+ * ("namespaceId","name") unique index.
+ */
+
+
+export interface TaskDefinitionPage {
+  items: TaskDefinitionRow[];
+  /** The name to continue after; null on the last page. */
+  nextCursor: string | null;
+}
+
+export async function listTaskDefinitions(
+  db: Executor,
+  input: { namespaceId: string; limit: number; cursor?: string },
+): Promise<TaskDefinitionPage> {
+  const { limit } = input;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
+  }
+  let query = db.selectFrom("TaskDefinitions").selectAll().where("namespaceId", "=", input.namespaceId);
+  // The cursor is the last name itself (base64url so any name survives a query string).
+  if (input.cursor !== undefined) query = query.where("name", ">", Buffer.from(input.cursor, "base64url").toString("utf8"));
+  const rows = await query.orderBy("name").limit(limit + 1).execute();
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > limit && last !== undefined ? Buffer.from(last.name, "utf8").toString("base64url") : null };
+}

@@ -309,3 +309,78 @@ export async function completeTaskFromWorker(
   await enqueueDecide(trx, { workflowId: input.workflowId, namespaceId: input.namespaceId, reason: `task ${ended.refName} ${input.status}` });
   return { ok: true, task: ended };
 }
+
+/**
+ * Reads of TaskExecutions for the API: one task as a caller names it, and a
+ * workflow's tasks a page at a time. Every statement carries "workflowId" (the
+ * hash-partition key, so one of sixteen partitions is probed) and
+ * "namespaceId" (checked here as well as at the route: a filter applied only
+ * in a route is one the next non-HTTP caller bypasses).
+ */
+
+
+/** One task of a workflow in `namespaceId`, or undefined. */
+export async function getTaskInNamespace(
+  db: Executor,
+  input: { namespaceId: string; workflowId: string; taskId: string },
+): Promise<TaskExecutionRow | undefined> {
+  return db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", input.workflowId)
+    .where("id", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .executeTakeFirst();
+}
+
+export class InvalidTaskCursorError extends Error {
+  override name = "InvalidTaskCursorError";
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function encodeCursor(id: string): string {
+  return Buffer.from(id, "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, "base64url").toString("utf8");
+  // Checked before it reaches SQL: a malformed one is the caller's 400, not a cast error's 500.
+  if (!UUID.test(id)) throw new InvalidTaskCursorError("The task cursor is not one this API returned");
+  return id;
+}
+
+export interface WorkflowTaskPage {
+  items: TaskExecutionRow[];
+  /** Opaque; null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * A workflow's tasks in the order they were scheduled, keyset-paged — never
+ * OFFSET, which re-reads every skipped row and, while the workflow runs and
+ * inserts tasks, skips and repeats rows between pages. Ids are uuidv7, so id
+ * order is insertion order, and ("workflowId","id") is the primary key: each
+ * page is one range scan of it, as cheap on page 500 as on page 1. Tasks
+ * scheduled after a page was read appear on a later page, never twice.
+ */
+export async function listWorkflowTasks(
+  db: Executor,
+  input: { namespaceId: string; workflowId: string; limit: number; cursor?: string },
+): Promise<WorkflowTaskPage> {
+  const { limit } = input;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
+  }
+  let query = db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", input.workflowId)
+    .where("namespaceId", "=", input.namespaceId);
+  if (input.cursor !== undefined) query = query.where("id", ">", decodeCursor(input.cursor));
+  // One extra row says whether there is a next page without a COUNT.
+  const rows = await query.orderBy("id").limit(limit + 1).execute();
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.id) : null };
+}

@@ -88,6 +88,11 @@ export interface ListWorkflowExecutionsOptions {
   namespaceId: string;
   status?: WorkflowStatus;
   defName?: string;
+  correlationId?: string;
+  /** Runs started at or after this instant. */
+  startedFrom?: Date;
+  /** Runs started before this instant. */
+  startedBefore?: Date;
   /** Page size, 1 to 1000. */
   limit: number;
   /** `nextCursor` of the previous page; omit for the first page. */
@@ -143,7 +148,11 @@ function decodeCursor(cursor: string): CursorKey {
 /**
  * Newest first, keyset-paged on ("startedAt" DESC, "id" DESC) — never OFFSET,
  * which re-reads every skipped row and, on a table taking continuous inserts,
- * skips and duplicates rows as they shift between requests.
+ * skips and duplicates rows as they shift between requests. Each filter
+ * narrows the same ordered scan: status and name have indexes leading
+ * ("namespaceId", <filter>, "startedAt" DESC, "id" DESC); the time range
+ * bounds "startedAt", which also prunes the monthly partitions outside it; a
+ * correlation id matches few rows (its partial index), which are then sorted.
  */
 export async function listWorkflowExecutions(
   db: Executor,
@@ -187,6 +196,9 @@ export async function listWorkflowExecutions(
     .where("namespaceId", "=", namespaceId);
   if (status !== undefined) query = query.where("status", "=", status);
   if (defName !== undefined) query = query.where("defName", "=", defName);
+  if (options.correlationId !== undefined) query = query.where("correlationId", "=", options.correlationId);
+  if (options.startedFrom !== undefined) query = query.where("startedAt", ">=", options.startedFrom);
+  if (options.startedBefore !== undefined) query = query.where("startedAt", "<", options.startedBefore);
   if (after !== undefined) {
     // A row comparison, which btree uses as one index condition on
     // ("namespaceId","startedAt" DESC,"id" DESC) and which prunes partitions on

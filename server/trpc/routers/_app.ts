@@ -1,9 +1,19 @@
 import { createCallerFactory, router } from "../init";
+import { apiKeysRouter } from "./api-keys";
+import { authRouter } from "./auth";
+import { groupsRouter } from "./groups";
+import { namespacesRouter } from "./namespaces";
 import { systemRouter } from "./system";
+import { usersRouter } from "./users";
 import { workflowsRouter } from "./workflows";
 
 export const appRouter = router({
+  apiKeys: apiKeysRouter,
+  auth: authRouter,
+  groups: groupsRouter,
+  namespaces: namespacesRouter,
   system: systemRouter,
+  users: usersRouter,
   workflows: workflowsRouter,
 });
 

@@ -1,6 +1,8 @@
 import { readSystemStatus } from "../../system-status";
-import { publicProcedure, router } from "../init";
+import { protectedProcedure, router } from "../init";
 
 export const systemRouter = router({
-  status: publicProcedure.query(({ ctx }) => readSystemStatus(ctx.db, ctx.config)),
+  // Any signed-in caller: it names the Postgres version and migrations, which
+  // is nothing secret but nothing an anonymous visitor needs either.
+  status: protectedProcedure.query(({ ctx }) => readSystemStatus(ctx.db, ctx.config)),
 });

@@ -2,15 +2,16 @@ import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { json } from "@/db/json";
 import { useTestDatabase } from "@/db/testing/test-database";
-import { loadConfig } from "../../config";
-import { createCaller } from "./_app";
+import type { Principal } from "../../auth/principal";
+import { callerAs, insertTestUser, userPrincipal } from "../testing";
 
 const database = useTestDatabase();
 const emptyGraph = json({ nodes: [], edges: [] });
+let owner: Principal;
 
+// The owner sees every namespace; who may see which is tested in namespace-isolation.int.test.ts.
 function caller() {
-  const config = loadConfig({ DATABASE_URL: database.url, NODE_FLOW_SECRET: "s".repeat(64), NODE_FLOW_ROLES: "api" });
-  return createCaller({ db: database.db, config });
+  return callerAs(database.db, database.url, owner);
 }
 
 async function namespaceId(name: string): Promise<string> {
@@ -39,6 +40,7 @@ async function define(
 
 describe("workflows.list", () => {
   beforeAll(async () => {
+    owner = userPrincipal(await insertTestUser(database.db, "owner@example.com", { isOwner: true }));
     const defaultNs = await namespaceId("default");
     const otherNs = await namespaceId("other");
     await define(defaultNs, "order-fulfilment", 1, "First draft", "2025-01-01T10:00:00Z");
@@ -54,7 +56,7 @@ describe("workflows.list", () => {
   });
 
   it("lists the latest version of each definition, ordered by name", async () => {
-    const rows = await caller().workflows.list({});
+    const rows = await caller().workflows.list({ namespace: "default" });
     expect(rows.map((r) => [r.name, r.latestVersion, r.versionCount, r.description])).toEqual([
       ["billing-sync", 1, 1, null],
       ["order-fulfilment", 2, 2, "Ships paid orders"],
@@ -69,27 +71,29 @@ describe("workflows.list", () => {
     expect(rows.map((r) => [r.name, r.latestVersion])).toEqual([["order-fulfilment", 7]]);
   });
 
-  it("returns nothing for a namespace that does not exist", async () => {
-    expect(await caller().workflows.list({ namespace: "missing" })).toEqual([]);
+  it("answers NOT_FOUND for a namespace that does not exist", async () => {
+    await expect(caller().workflows.list({ namespace: "missing" })).rejects.toSatisfy(
+      (error: unknown) => error instanceof TRPCError && error.code === "NOT_FOUND",
+    );
   });
 
   it("searches names case-insensitively", async () => {
-    const rows = await caller().workflows.list({ search: "BILLING" });
+    const rows = await caller().workflows.list({ namespace: "default", search: "BILLING" });
     expect(rows.map((r) => r.name)).toEqual(["billing-sync"]);
   });
 
   it("searches the latest version's description, not older ones", async () => {
-    expect((await caller().workflows.list({ search: "paid orders" })).map((r) => r.name)).toEqual(["order-fulfilment"]);
-    expect(await caller().workflows.list({ search: "First draft" })).toEqual([]);
+    expect((await caller().workflows.list({ namespace: "default", search: "paid orders" })).map((r) => r.name)).toEqual(["order-fulfilment"]);
+    expect(await caller().workflows.list({ namespace: "default", search: "First draft" })).toEqual([]);
   });
 
   it("treats LIKE wildcards in the search as text", async () => {
-    expect(await caller().workflows.list({ search: "%" })).toEqual([]);
-    expect(await caller().workflows.list({ search: "_" })).toEqual([]);
+    expect(await caller().workflows.list({ namespace: "default", search: "%" })).toEqual([]);
+    expect(await caller().workflows.list({ namespace: "default", search: "_" })).toEqual([]);
   });
 
   it("treats a blank search as no search", async () => {
-    expect(await caller().workflows.list({ search: "   " })).toHaveLength(3);
+    expect(await caller().workflows.list({ namespace: "default", search: "   " })).toHaveLength(3);
   });
 
   it("refuses an empty namespace with BAD_REQUEST", async () => {

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { listLatestWorkflowDefinitions } from "../../store/workflow-definitions";
-import { publicProcedure, router } from "../init";
+import { namespaceInput, namespaceProcedure, router } from "../init";
 
-export const workflowListInput = z.object({
-  namespace: z.string().trim().min(1).max(200).default("default"),
+// The namespace is required, never defaulted: a call that forgot it should
+// fail, not quietly read "default". The UI passes its current namespace.
+export const workflowListInput = namespaceInput.extend({
   search: z.string().max(200).optional(),
 });
 export type WorkflowListInput = z.input<typeof workflowListInput>;
@@ -20,7 +21,7 @@ const workflowSummaryOutput = z.object({
 });
 
 export const workflowsRouter = router({
-  list: publicProcedure
+  list: namespaceProcedure("read")
     .input(workflowListInput)
     .output(z.array(workflowSummaryOutput))
     .query(({ ctx, input }) => listLatestWorkflowDefinitions(ctx.db, input)),

@@ -1,0 +1,48 @@
+import type { Db } from "../../db/pool";
+import { rolesOfUserInNamespace, strongestRole } from "../store/namespace-members";
+import { findNamespaceByName } from "../store/namespaces";
+import { grants, roleOfScopes } from "./principal";
+import type { ApiKeyScope, NamespaceRole, Permission, Principal } from "./principal";
+
+export type NamespaceAuthorization =
+  | { ok: true; namespaceId: string; role: NamespaceRole | null }
+  | { ok: false; status: 403 | 404; message: string };
+
+/**
+ * May `principal` do `permission` in the namespace named `namespaceName`?
+ *
+ * 404 when the namespace does not exist *or* the principal has no access to it
+ * at all, with the same message: a caller must not be able to tell the two
+ * apart, or namespace names become enumerable. 403 only when it can see the
+ * namespace but its role or scopes fall short.
+ *
+ * Users: the owner is admin everywhere; anyone else holds the strongest of
+ * their direct membership and their groups' roles in that namespace. API keys:
+ * their own namespace only, with the role their scopes amount to.
+ */
+export async function authorizeNamespace(
+  db: Db,
+  principal: Principal,
+  namespaceName: string,
+  permission: Permission,
+): Promise<NamespaceAuthorization> {
+  const notFound = { ok: false, status: 404, message: `Namespace "${namespaceName}" not found.` } as const;
+  const namespace = await findNamespaceByName(db, namespaceName);
+  if (!namespace) return notFound;
+
+  let role: NamespaceRole | null;
+  let scopes: readonly ApiKeyScope[] = [];
+  if (principal.kind === "user") {
+    role = principal.isOwner ? "admin" : strongestRole(await rolesOfUserInNamespace(db, namespace.id, principal.userId));
+    if (role === null) return notFound;
+  } else {
+    if (principal.namespaceId !== namespace.id) return notFound;
+    role = roleOfScopes(principal.scopes);
+    scopes = principal.scopes;
+  }
+  if (!grants(role, scopes, permission)) {
+    const holder = role ? `Your role in "${namespace.name}" (${role}) does` : `This API key's scopes (${scopes.join(", ") || "none"}) do`;
+    return { ok: false, status: 403, message: `${holder} not allow this: it needs the "${permission}" permission.` };
+  }
+  return { ok: true, namespaceId: namespace.id, role };
+}

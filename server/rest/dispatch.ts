@@ -1,0 +1,282 @@
+import type { z } from "zod";
+import type { AnyRoute, HttpMethod, NamespaceAccess, RestDeps } from "./define-route";
+import { HTTP_METHODS } from "./define-route";
+import { HttpProblem, problemResponse, validationProblem, zodIssuesToErrors } from "./problem";
+import type { ProblemFieldError, RequestLocation } from "./problem";
+
+/**
+ * The one entry point of /api/v1: match the route, then, in this order —
+ * authenticate (401), the same-origin check for cookie-authenticated state
+ * changes (403), authorize the path's namespace (404 when the caller has no
+ * access to it at all, so a namespace's existence never leaks; 403 when the
+ * access is too weak), validate params, query, headers and body together
+ * (400 naming every field), run the handler, and check its answer against the
+ * declared response schema. Authorization comes before the body is read, so
+ * an anonymous caller cannot make the server buffer 10 MB.
+ */
+
+export const API_PREFIX = "/api/v1";
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+interface CompiledRoute {
+  route: AnyRoute;
+  segments: ({ literal: string } | { param: string })[];
+}
+
+const compiledTables = new WeakMap<readonly AnyRoute[], CompiledRoute[]>();
+
+function compile(routes: readonly AnyRoute[]): CompiledRoute[] {
+  let compiled = compiledTables.get(routes);
+  if (compiled === undefined) {
+    compiled = routes.map((route) => ({
+      route,
+      segments: route.path
+        .split("/")
+        .filter((s) => s.length > 0)
+        .map((s) => {
+          const param = /^\{([A-Za-z][A-Za-z0-9]*)\}$/.exec(s)?.[1];
+          return param === undefined ? { literal: s } : { param };
+        }),
+    }));
+    const seen = new Set<string>();
+    for (const { route, segments } of compiled) {
+      const key = `${route.method} ${segments.map((s) => ("literal" in s ? s.literal : "{}")).join("/")}`;
+      if (seen.has(key)) throw new Error(`Two routes answer ${route.method} ${route.path}`);
+      seen.add(key);
+    }
+    compiledTables.set(routes, compiled);
+  }
+  return compiled;
+}
+
+interface Match {
+  compiled: CompiledRoute;
+  params: Record<string, string>;
+}
+
+function matchPath(compiled: readonly CompiledRoute[], segments: readonly string[]): Match[] {
+  const matches: Match[] = [];
+  for (const candidate of compiled) {
+    if (candidate.segments.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < segments.length && ok; i++) {
+      const pattern = candidate.segments[i]!;
+      if ("literal" in pattern) ok = pattern.literal === segments[i];
+      else params[pattern.param] = segments[i]!;
+    }
+    if (ok) matches.push({ compiled: candidate, params });
+  }
+  return matches;
+}
+
+/** Literal segments beat parameters, leftmost first: POST /definitions/validate is not POST /definitions/{name}. */
+function moreSpecific(a: Match, b: Match): number {
+  for (let i = 0; i < a.compiled.segments.length; i++) {
+    const la = "literal" in a.compiled.segments[i]! ? 1 : 0;
+    const lb = "literal" in b.compiled.segments[i]! ? 1 : 0;
+    if (la !== lb) return lb - la;
+  }
+  return 0;
+}
+
+/** The route for a method and path: the matched route, a 404, or a 405 listing what the path allows. */
+export function resolveRoute(
+  routes: readonly AnyRoute[],
+  method: string,
+  pathname: string,
+): { route: AnyRoute; params: Record<string, string> } {
+  if (!pathname.startsWith(`${API_PREFIX}/`)) throw new HttpProblem("not-found", `No API route at ${pathname}`);
+  let segments: string[];
+  try {
+    segments = pathname
+      .slice(API_PREFIX.length + 1)
+      .split("/")
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    throw new HttpProblem("not-found", `No API route at ${pathname}`);
+  }
+  if (segments.some((s) => s.length === 0)) throw new HttpProblem("not-found", `No API route at ${pathname}`);
+  const matches = matchPath(compile(routes), segments);
+  if (matches.length === 0) throw new HttpProblem("not-found", `No API route at ${pathname}`);
+  const forMethod = matches.filter((m) => m.compiled.route.method === method).sort(moreSpecific);
+  const chosen = forMethod[0];
+  if (chosen === undefined) {
+    const allow = [...new Set(matches.map((m) => m.compiled.route.method))].sort((a, b) => HTTP_METHODS.indexOf(a) - HTTP_METHODS.indexOf(b));
+    if (allow.includes("GET")) allow.splice(allow.indexOf("GET") + 1, 0, "HEAD" as HttpMethod);
+    throw new HttpProblem("method-not-allowed", `${method} is not allowed on ${pathname}; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
+  }
+  return { route: chosen.compiled.route, params: chosen.params };
+}
+
+/**
+ * Answers one request from `routes`. `deps` may be a function so that a
+ * process whose environment is broken still answers with a problem (503), not
+ * an HTML error page.
+ */
+export async function dispatchRestRequest(deps: RestDeps | (() => RestDeps), request: Request, routes: readonly AnyRoute[]): Promise<Response> {
+  const isHead = request.method === "HEAD";
+  let logger: RestDeps["logger"];
+  try {
+    const method = isHead ? "GET" : request.method;
+    const url = new URL(request.url);
+    const { route, params } = resolveRoute(routes, method, url.pathname);
+    let resolved: RestDeps;
+    try {
+      resolved = typeof deps === "function" ? deps() : deps;
+    } catch (error) {
+      logFailure(undefined, error, request);
+      throw new HttpProblem("unavailable", "The server is not configured; see its log");
+    }
+    logger = resolved.logger;
+    const response = await serve(resolved, route, params, url, request, routes);
+    return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  } catch (error) {
+    if (error instanceof HttpProblem) return problemResponse(error.problem, error.headers);
+    logFailure(logger, error, request);
+    const problem = new HttpProblem("internal", "The request failed on the server; it has been logged").problem;
+    return problemResponse(problem);
+  }
+}
+
+function logFailure(logger: RestDeps["logger"], error: unknown, request: Request): void {
+  const where = { method: request.method, path: new URL(request.url).pathname };
+  if (logger) logger.error({ err: error, ...where }, "REST request failed");
+  else console.error(`REST ${where.method} ${where.path} failed:`, error);
+}
+
+async function serve(
+  deps: RestDeps,
+  route: AnyRoute,
+  rawParams: Record<string, string>,
+  url: URL,
+  request: Request,
+  routes: readonly AnyRoute[],
+): Promise<Response> {
+  let principal = null;
+  let namespace: NamespaceAccess | null = null;
+  if (route.auth !== "public") {
+    principal = await deps.auth.authenticate(deps.db, request);
+    if (principal === null) {
+      throw new HttpProblem("unauthenticated", "Send an API key as `Authorization: Bearer <key>`, or sign in", {
+        headers: { "www-authenticate": 'Bearer realm="node-flow"' },
+      });
+    }
+    // A browser sends the session cookie with a cross-site form post too; the
+    // Origin check is what tells the two apart. A bearer key is never sent by
+    // a browser on its own, so it needs none.
+    if (principal.kind === "user" && request.method !== "GET" && request.method !== "HEAD") {
+      const origin = deps.auth.checkSameOrigin(request);
+      if (!origin.ok) throw new HttpProblem("forbidden", origin.message);
+    }
+    const nsName = rawParams.ns ?? "";
+    const access = await deps.auth.authorize(deps.db, principal, nsName, route.auth);
+    if (!access.ok) throw new HttpProblem(access.status === 404 ? "not-found" : "forbidden", access.message);
+    namespace = { id: access.namespaceId, name: nsName, role: access.role };
+  }
+
+  const errors: ProblemFieldError[] = [];
+  const { ns: _ns, ...ownParams } = rawParams;
+  const params = validate(route.params, ownParams, "params", errors);
+  const query = validate(route.query, queryObject(url.searchParams), "query", errors);
+  const headers = validate(route.headers, headerObject(request.headers, route.headers), "headers", errors);
+  let body: unknown;
+  if (route.body !== undefined) {
+    const raw = await readJsonBody(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    body = validate(route.body, raw, "body", errors);
+  }
+  if (errors.length > 0) throw validationProblem(errors);
+
+  const handler = route.handler as (ctx: unknown) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+  const result = await handler({ deps, request, signal: request.signal, principal, namespace, params, query, headers, body, routes });
+  const schema = route.responses[result.status];
+  if (schema === undefined) throw new Error(`${route.operationId} answered ${result.status}, which it does not declare`);
+  const checked = schema.safeParse(result.body);
+  if (!checked.success) {
+    // The document would be lying: fail loudly here rather than ship it.
+    throw new Error(`${route.operationId}'s ${result.status} answer does not match its schema: ${JSON.stringify(checked.error.issues.slice(0, 5))}`);
+  }
+  const responseHeaders = { "cache-control": "no-store", ...result.headers };
+  if (result.status === 204) return new Response(null, { status: 204, headers: responseHeaders });
+  return new Response(JSON.stringify(checked.data), {
+    status: result.status,
+    headers: { "content-type": "application/json", ...responseHeaders },
+  });
+}
+
+function validate(schema: z.ZodType | undefined, value: unknown, location: RequestLocation, errors: ProblemFieldError[]): unknown {
+  if (schema === undefined) return location === "body" ? undefined : {};
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  errors.push(...zodIssuesToErrors(parsed.error.issues, location));
+  return undefined;
+}
+
+/** A repeated query parameter is an array; a single one a string. */
+function queryObject(search: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(search.keys())) {
+    const values = search.getAll(key);
+    out[key] = values.length === 1 ? values[0]! : values;
+  }
+  return out;
+}
+
+/** Only the headers the route declares: the others (cookies, the key itself) never reach a handler or an error message. */
+function headerObject(headers: Headers, schema: z.ZodObject | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(schema?.shape ?? {})) {
+    const value = headers.get(name);
+    if (value !== null) out[name] = value;
+  }
+  return out;
+}
+
+function isJsonMediaType(contentType: string): boolean {
+  const type = contentType.split(";", 1)[0]!.trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
+/**
+ * The body as JSON, or undefined when there is none. Refuses over `limit`
+ * bytes with 413 — from Content-Length when sent, else while streaming, so a
+ * chunked upload is cut off at the limit rather than buffered whole.
+ */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) {
+    throw new HttpProblem("payload-too-large", `The body is ${declared} bytes; the limit is ${limit}`);
+  }
+  if (request.body === null) return undefined;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new HttpProblem("payload-too-large", `The body is over the limit of ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  if (size === 0) return undefined;
+  const contentType = request.headers.get("content-type");
+  // No Content-Type is read as JSON (a bare `curl --data-binary`); a declared
+  // non-JSON type is refused rather than guessed at.
+  if (contentType !== null && !isJsonMediaType(contentType)) {
+    throw new HttpProblem("unsupported-media-type", `The body must be application/json, got ${contentType.split(";", 1)[0]}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new HttpProblem("malformed-json", "The body is not valid UTF-8");
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HttpProblem("malformed-json", `The body is not valid JSON: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { NameSchema } from "../../../engine";
+import { getTaskDefinition, upsertTaskDefinition } from "../../store/task-definitions";
+import { listTaskDefinitions } from "../../store/task-definitions";
+import { invalidateQueueGates } from "../../task-gates";
+import { createdByOfPrincipal } from "../../auth/api-keys";
+import { defineRoute } from "../define-route";
+import { HttpProblem } from "../problem";
+import { CursorSchema, TaskDefinitionBodySchema, TaskDefinitionSchema, limitSchema, pageSchema, toTaskDefinitionDto } from "../schemas";
+
+const tags = ["Task definitions"];
+
+export const putTaskDefinitionRoute = defineRoute({
+  method: "PUT",
+  path: "/ns/{ns}/task-definitions/{name}",
+  auth: "edit",
+  operationId: "putTaskDefinition",
+  summary: "Create or replace a task definition",
+  description:
+    "Replaces the whole definition (Conductor's TaskDef): a field left out takes its default rather than keeping its old value. The definition named like a queue configures that queue's gates (rate limit, concurrentExecLimit, semaphore).",
+  tags,
+  params: z.object({ name: NameSchema }),
+  body: TaskDefinitionBodySchema,
+  responses: { 200: TaskDefinitionSchema },
+  handler: async ({ deps, principal, namespace, params, body }) => {
+    const row = await upsertTaskDefinition(deps.db, {
+      namespaceId: namespace.id,
+      definition: { ...body, name: params.name },
+      actor: createdByOfPrincipal(principal),
+    });
+    // This process's gate cache would keep the old gates for its TTL; other processes' caches expire on their own.
+    invalidateQueueGates(namespace.id, params.name);
+    return { status: 200, body: toTaskDefinitionDto(row) };
+  },
+});
+
+export const getTaskDefinitionRoute = defineRoute({
+  method: "GET",
+  path: "/ns/{ns}/task-definitions/{name}",
+  auth: "read",
+  operationId: "getTaskDefinition",
+  summary: "Get a task definition",
+  tags,
+  params: z.object({ name: NameSchema }),
+  responses: { 200: TaskDefinitionSchema },
+  handler: async ({ deps, namespace, params }) => {
+    const row = await getTaskDefinition(deps.db, namespace.id, params.name);
+    if (row === undefined) throw new HttpProblem("not-found", `No task definition "${params.name}" in namespace ${namespace.name}`);
+    return { status: 200, body: toTaskDefinitionDto(row) };
+  },
+});
+
+export const listTaskDefinitionsRoute = defineRoute({
+  method: "GET",
+  path: "/ns/{ns}/task-definitions",
+  auth: "read",
+  operationId: "listTaskDefinitions",
+  summary: "List task definitions by name",
+  tags,
+  query: z.object({ limit: limitSchema(100, 1000), cursor: CursorSchema.optional() }),
+  responses: { 200: pageSchema(TaskDefinitionSchema) },
+  handler: async ({ deps, namespace, query }) => {
+    const page = await listTaskDefinitions(deps.db, { namespaceId: namespace.id, limit: query.limit, cursor: query.cursor });
+    return { status: 200, body: { items: page.items.map(toTaskDefinitionDto), nextCursor: page.nextCursor } };
+  },
+});
