@@ -1,7 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createNodeFlowClient, NodeFlowApiError } from "./http-client";
+import { NodeFlowApiError } from "./api-error";
+import { createNodeFlowClient } from "./http-client";
 
 // A real HTTP server on loopback: the client is tested over the wire, not against a fake fetch.
 const servers: ReturnType<typeof createServer>[] = [];
@@ -52,7 +53,8 @@ describe("createNodeFlowClient", () => {
     const error = await createNodeFlowClient({ baseUrl }).ready().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NodeFlowApiError);
     expect((error as NodeFlowApiError).status).toBe(500);
-    expect((error as NodeFlowApiError).message).toBe("boom");
+    expect((error as NodeFlowApiError).detail).toBe("boom");
+    expect((error as NodeFlowApiError).message).toBe("boom (500 from GET /api/health/ready)");
     expect(await createNodeFlowClient({ baseUrl }).live()).toBe(false);
   });
 });

@@ -1,2 +1,55 @@
-export { createNodeFlowClient, NodeFlowApiError } from "./http-client";
-export type { NodeFlowClient, NodeFlowClientOptions, ReadinessReport } from "./http-client";
+/**
+ * node-flow's SDK for remote workers and automation: a typed HTTP client
+ * (`createNodeFlowClient`) and a worker (`createWorker`). Plain `fetch`, no
+ * database driver, no server code.
+ */
+export { NodeFlowApiError, NodeFlowNetworkError } from "./api-error";
+export type { NodeFlowApiErrorInit, Problem, ProblemFieldError } from "./api-error";
+export type {
+  DefinitionInput,
+  DefinitionProblem,
+  DefinitionValidation,
+  DefinitionVersion,
+  HeartbeatResult,
+  IdempotencyStrategy,
+  JsonObject,
+  Page,
+  PollTasksInput,
+  PolledTask,
+  RegisteredDefinition,
+  ReportResult,
+  Run,
+  RunActionResult,
+  RunSummary,
+  RunTask,
+  RunTaskActionResult,
+  SearchRunsQuery,
+  StartRunInput,
+  StartedRun,
+  TaskDefinition,
+  TaskDefinitionInput,
+  TaskLogPage,
+  TaskRef,
+  WorkerReportStatus,
+} from "./api-types";
+export { createNodeFlowClient } from "./http-client";
+export type { CallOptions, NodeFlowClient, NodeFlowClientOptions, ReadinessReport, StartRunOptions } from "./http-client";
+export type { RetryInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from "./http-transport";
+export { DEFAULT_RETRY_OPTIONS } from "./retry-policy";
+export type { RetryOptions } from "./retry-policy";
+export { createWorker } from "./worker";
+export type {
+  NodeFlowWorker,
+  ShutdownPolicy,
+  StopOptions,
+  StopResult,
+  TaskContext,
+  TaskHandler,
+  TaskOutcome,
+  WorkerEvent,
+  WorkerLogger,
+  WorkerOptions,
+  WorkerStats,
+  WorkerTask,
+} from "./worker";
+export { LeaseLostError, TerminalError, WorkerShutdownError } from "./worker-errors";
