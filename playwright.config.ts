@@ -1,7 +1,24 @@
 import { defineConfig, devices } from "@playwright/test";
-import { E2E_PORT } from "./e2e/e2e-state";
+import { E2E_PORT, ownerStatePath } from "./e2e/e2e-state";
 
 const baseURL = `http://127.0.0.1:${E2E_PORT}`;
+
+const chromium = {
+  ...devices["Desktop Chrome"],
+  viewport: { width: 1280, height: 800 },
+  // Debian's chromium; Playwright downloads no browser here.
+  launchOptions: {
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
+  },
+};
 
 /**
  * e2e against the real app on a real Postgres 18. The webServer builds the app
@@ -25,23 +42,16 @@ export default defineConfig({
   },
   projects: [
     {
+      // Creates the owner through /setup on the fresh database and saves the
+      // signed-in state: one setup per run, instead of a sign-in per test.
+      name: "setup",
+      testMatch: /\.setup\.ts$/,
+      use: chromium,
+    },
+    {
       name: "chromium",
-      use: {
-        ...devices["Desktop Chrome"],
-        viewport: { width: 1280, height: 800 },
-        // Debian's chromium; Playwright downloads no browser here.
-        launchOptions: {
-          executablePath: "/usr/bin/chromium",
-          args: [
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-          ],
-        },
-      },
+      dependencies: ["setup"],
+      use: { ...chromium, storageState: ownerStatePath() },
     },
   ],
   webServer: {

@@ -1,6 +1,9 @@
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
+import { AuthFrame } from "@/components/auth-frame";
+import { isAuthPage } from "@/components/auth-routes";
 import { ConsoleShell } from "@/components/console-shell";
+import { requestedPath, requireConsoleSession } from "./console-session";
 import { Providers } from "./providers";
 import "./globals.css";
 
@@ -16,14 +19,19 @@ export const viewport: Viewport = {
   ],
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Sign-in and setup render bare; every other page is the console, for a
+  // signed-in user only: requireConsoleSession redirects anyone else.
+  const frame = isAuthPage(await requestedPath()) ? (
+    <AuthFrame>{children}</AuthFrame>
+  ) : (
+    <ConsoleShell session={await requireConsoleSession()}>{children}</ConsoleShell>
+  );
   return (
     // next-themes sets the theme class on <html> before React hydrates.
     <html lang="en" suppressHydrationWarning>
       <body className="min-h-dvh">
-        <Providers>
-          <ConsoleShell>{children}</ConsoleShell>
-        </Providers>
+        <Providers>{frame}</Providers>
       </body>
     </html>
   );

@@ -4,16 +4,29 @@ import { Button, Drawer } from "@heroui/react";
 import { usePathname } from "next/navigation";
 import type { ReactNode } from "react";
 import { useState } from "react";
+import { ConsoleSessionProvider } from "./console-session";
+import type { InitialConsoleSession } from "./console-session";
 import { MenuIcon } from "./icons";
+import { NamespaceSwitcher } from "./namespace-switcher";
 import { NavLinks } from "./nav-links";
 import { ThemeSwitcher } from "./theme-switcher";
+import { UserMenu } from "./user-menu";
 import { Wordmark } from "./wordmark";
 
 /**
- * The frame around every page: a sidebar from `md` up, and below that a top
- * bar whose menu button opens the same navigation in a drawer.
+ * The frame around every console page: a sidebar from `md` up, and below that
+ * a top bar whose menu button opens the same navigation in a drawer. Only a
+ * signed-in user ever sees it (app/layout.tsx).
  */
-export function ConsoleShell({ children }: { children: ReactNode }) {
+export function ConsoleShell({ session, children }: { session: InitialConsoleSession; children: ReactNode }) {
+  return (
+    <ConsoleSessionProvider initial={session}>
+      <ConsoleFrame>{children}</ConsoleFrame>
+    </ConsoleSessionProvider>
+  );
+}
+
+function ConsoleFrame({ children }: { children: ReactNode }) {
   return (
     <div className="min-h-dvh md:grid md:grid-cols-[15.5rem_minmax(0,1fr)]">
       <a
@@ -24,9 +37,10 @@ export function ConsoleShell({ children }: { children: ReactNode }) {
       </a>
 
       <aside className="sticky top-0 hidden h-dvh flex-col border-r border-separator bg-surface/60 md:flex">
-        <div className="px-5 pt-5 pb-6">
+        <div className="px-5 pt-5 pb-5">
           <Wordmark />
         </div>
+        <NamespaceSwitcher className="mx-3 mb-4 px-2" />
         <nav aria-label="Main" className="flex-1 overflow-y-auto px-3">
           <NavLinks />
         </nav>
@@ -44,8 +58,9 @@ export function ConsoleShell({ children }: { children: ReactNode }) {
 
 function SidebarFooter() {
   return (
-    <div className="flex flex-col gap-3 border-t border-separator px-5 py-4">
-      <div className="flex items-center justify-between gap-2">
+    <div className="flex flex-col gap-3 border-t border-separator px-3 py-4">
+      <UserMenu />
+      <div className="flex items-center justify-between gap-2 px-2">
         <span className="text-xs font-medium text-muted">Theme</span>
         <ThemeSwitcher />
       </div>
@@ -67,30 +82,34 @@ function MobileTopBar() {
   return (
     <header className="sticky top-0 z-30 flex h-14 items-center justify-between gap-3 border-b border-separator bg-background/85 px-4 backdrop-blur-md md:hidden">
       <Wordmark />
-      <Drawer isOpen={open} onOpenChange={setOpen}>
-        <Button aria-label="Open navigation" isIconOnly size="sm" variant="ghost">
-          <MenuIcon className="size-5" />
-        </Button>
-        <Drawer.Backdrop variant="blur">
-          <Drawer.Content className="max-w-[18rem]" placement="left">
-            <Drawer.Dialog aria-label="Navigation" className="flex h-full flex-col">
-              <Drawer.CloseTrigger aria-label="Close navigation" />
-              <Drawer.Header className="pb-4">
-                <Wordmark />
-              </Drawer.Header>
-              <Drawer.Body className="flex-1 px-1">
-                <nav aria-label="Main">
-                  <NavLinks onNavigate={() => setOpen(false)} />
-                </nav>
-              </Drawer.Body>
-              <Drawer.Footer className="flex-col items-stretch gap-2 border-t border-separator pt-4">
-                <span className="text-xs font-medium text-muted">Theme</span>
-                <ThemeSwitcher showLabels />
-              </Drawer.Footer>
-            </Drawer.Dialog>
-          </Drawer.Content>
-        </Drawer.Backdrop>
-      </Drawer>
+      <div className="flex items-center gap-2">
+        <UserMenu compact />
+        <Drawer isOpen={open} onOpenChange={setOpen}>
+          <Button aria-label="Open navigation" isIconOnly size="sm" variant="ghost">
+            <MenuIcon className="size-5" />
+          </Button>
+          <Drawer.Backdrop variant="blur">
+            <Drawer.Content className="max-w-[18rem]" placement="left">
+              <Drawer.Dialog aria-label="Navigation" className="flex h-full flex-col">
+                <Drawer.CloseTrigger aria-label="Close navigation" />
+                <Drawer.Header className="pb-4">
+                  <Wordmark />
+                </Drawer.Header>
+                <Drawer.Body className="flex-1 px-1">
+                  <NamespaceSwitcher className="mb-4 px-3" />
+                  <nav aria-label="Main">
+                    <NavLinks onNavigate={() => setOpen(false)} />
+                  </nav>
+                </Drawer.Body>
+                <Drawer.Footer className="flex-col items-stretch gap-2 border-t border-separator pt-4">
+                  <span className="text-xs font-medium text-muted">Theme</span>
+                  <ThemeSwitcher showLabels />
+                </Drawer.Footer>
+              </Drawer.Dialog>
+            </Drawer.Content>
+          </Drawer.Backdrop>
+        </Drawer>
+      </div>
     </header>
   );
 }

@@ -143,3 +143,81 @@ export function RefreshIcon(props: IconProps) {
     </Icon>
   );
 }
+
+export function UsersIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <circle cx="9" cy="8" r="3.25" />
+      <path d="M3 19.5c.6-3.2 3-5 6-5s5.4 1.8 6 5M15.5 5a3.25 3.25 0 0 1 0 6.3M18 14.8c1.6.7 2.7 2.3 3 4.7" />
+    </Icon>
+  );
+}
+
+export function LayersIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="m12 3.5 8.5 4.5-8.5 4.5L3.5 8 12 3.5Z" />
+      <path d="m3.5 12 8.5 4.5 8.5-4.5M3.5 16l8.5 4.5 8.5-4.5" />
+    </Icon>
+  );
+}
+
+export function GroupIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <rect height="16" rx="3" width="18" x="3" y="4" />
+      <circle cx="9" cy="10.5" r="2" />
+      <circle cx="15" cy="10.5" r="2" />
+      <path d="M6 16.5c.5-1.6 1.6-2.5 3-2.5s2.5.9 3 2.5c.5-1.6 1.6-2.5 3-2.5s2.5.9 3 2.5" />
+    </Icon>
+  );
+}
+
+export function SignOutIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M14 4h3.5A2.5 2.5 0 0 1 20 6.5v11a2.5 2.5 0 0 1-2.5 2.5H14M10 16l-4-4 4-4M6 12h10" />
+    </Icon>
+  );
+}
+
+export function ChevronUpDownIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="m8 9 4-4 4 4M8 15l4 4 4-4" />
+    </Icon>
+  );
+}
+
+export function EyeIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M2.5 12S6 5.5 12 5.5 21.5 12 21.5 12 18 18.5 12 18.5 2.5 12 2.5 12Z" />
+      <circle cx="12" cy="12" r="2.75" />
+    </Icon>
+  );
+}
+
+export function EyeOffIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M10 5.7c.6-.1 1.3-.2 2-.2 6 0 9.5 6.5 9.5 6.5a17 17 0 0 1-2.6 3.4M6.6 6.6C4 8.3 2.5 12 2.5 12S6 18.5 12 18.5c1.9 0 3.5-.6 4.9-1.5M3.5 3.5l17 17M10 10a2.75 2.75 0 0 0 3.9 3.9" />
+    </Icon>
+  );
+}
+
+export function PlusIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M12 5v14M5 12h14" />
+    </Icon>
+  );
+}
+
+export function ShieldIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M12 3 4.5 6v5.5c0 4.6 3.2 8.2 7.5 9.5 4.3-1.3 7.5-4.9 7.5-9.5V6L12 3Z" />
+    </Icon>
+  );
+}

@@ -11,7 +11,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { href: "/workflows", label: "Workflows", description: "Definitions and their versions", icon: "workflows" },
   { href: "/executions", label: "Executions", description: "Runs and their state", icon: "executions" },
   { href: "/inbox", label: "Inbox", description: "Human tasks waiting on you", icon: "inbox" },
-  { href: "/settings", label: "Settings", description: "Appearance and system status", icon: "settings" },
+  { href: "/settings", label: "Settings", description: "Users, namespaces, groups, API keys and system status", icon: "settings" },
 ];
 
 /**

@@ -10,9 +10,19 @@ import { pluralize } from "./format";
 import { RefreshIcon } from "./icons";
 import { WorkflowCanvasIllustration } from "./illustrations";
 import { RelativeTime } from "./relative-time";
+import { useNamespace } from "./console-session";
+import { NoNamespacePanel } from "./no-namespace-panel";
 import { useTRPC } from "./trpc";
 
 type WorkflowSummary = inferRouterOutputs<AppRouter>["workflows"]["list"][number];
+
+/** The workflows of the namespace the console is showing (the switcher's choice). */
+export function CurrentNamespaceWorkflowList() {
+  const namespace = useNamespace();
+  if (!namespace) return <NoNamespacePanel />;
+  // Keyed: a search typed in one namespace does not carry over to the next.
+  return <WorkflowList key={namespace} namespace={namespace} />;
+}
 
 export function WorkflowList({ namespace }: { namespace: string }) {
   const trpc = useTRPC();

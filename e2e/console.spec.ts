@@ -1,4 +1,8 @@
 import { expect, test } from "@playwright/test";
+import { SIGNED_OUT } from "./identity";
+
+// Every test here starts signed in as the owner (the storage state the setup
+// project saved); the signed-out cases say so with SIGNED_OUT.
 
 const SECTIONS = [
   { link: "Workflows", path: "/workflows" },
@@ -69,7 +73,8 @@ test("Settings shows the live System panel: PostgreSQL 18, no pending migrations
   await expect(system.locator('dt:text-is("Process roles") + dd')).toHaveText("api");
 });
 
-test("health endpoints answer without credentials", async ({ request }) => {
+test("health endpoints answer without credentials", async ({ playwright, baseURL }) => {
+  const request = await playwright.request.newContext({ baseURL, storageState: SIGNED_OUT });
   const live = await request.get("/api/health/live");
   expect(live.status()).toBe(200);
   expect(await live.json()).toEqual({ status: "ok" });
@@ -81,6 +86,7 @@ test("health endpoints answer without credentials", async ({ request }) => {
     database: { ok: true },
     migrations: { pending: [], unknown: [] },
   });
+  await request.dispose();
 });
 
 test.describe("on a phone", () => {

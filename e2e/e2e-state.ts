@@ -17,3 +17,12 @@ export function e2eStatePath(port: number = E2E_PORT): string {
 export function readE2eState(port: number = E2E_PORT): E2eState {
   return JSON.parse(readFileSync(e2eStatePath(port), "utf8")) as E2eState;
 }
+
+/**
+ * The owner's signed-in browser state, written once by owner-setup.setup.ts
+ * and loaded by every spec (playwright.config.ts), so each test starts signed
+ * in without paying for a sign-in. Per port, like the state file above.
+ */
+export function ownerStatePath(port: number = E2E_PORT): string {
+  return path.join(process.cwd(), ".test-data", `e2e-${port}-owner-state.json`);
+}

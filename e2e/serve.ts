@@ -16,7 +16,7 @@ import { startEmbeddedPostgres } from "../db/embedded-postgres";
 import type { RunningEmbeddedPostgres } from "../db/embedded-postgres";
 import { migrate } from "../db/migrator";
 import { createDb } from "../db/pool";
-import { E2E_PORT, e2eStatePath } from "./e2e-state";
+import { E2E_PORT, e2eStatePath, ownerStatePath } from "./e2e-state";
 
 const NEXT_BIN = path.join(process.cwd(), "node_modules", "next", "dist", "bin", "next");
 const DATABASE = "nodeflow_e2e";
@@ -84,6 +84,8 @@ async function main(): Promise<void> {
     }
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(statePath, { force: true });
+    // The owner's session belongs to this run's database, which is gone now.
+    rmSync(ownerStatePath(E2E_PORT), { force: true });
     process.exit(code);
   };
   for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -4,16 +4,17 @@ import { PaletteIcon } from "@/components/icons";
 import { PageHeader } from "@/components/page-header";
 import { SystemPanel } from "@/components/system-panel";
 import { ThemeSwitcher } from "@/components/theme-switcher";
-import { HydrateClient, getServerQueryClient, serverTrpc } from "../trpc-server";
+import { requestTrpc } from "../console-session";
+import { HydrateClient, getServerQueryClient } from "../trpc-server";
 
 export const metadata: Metadata = { title: "Settings" };
 export const dynamic = "force-dynamic";
 
 export default async function SettingsPage() {
-  await getServerQueryClient().prefetchQuery(serverTrpc.system.status.queryOptions());
+  await getServerQueryClient().prefetchQuery(requestTrpc.system.status.queryOptions());
   return (
     <HydrateClient>
-      <PageHeader description="How the console looks, and what it is running on." title="Settings" />
+      <PageHeader description="How the console looks, and what it is running on. The other sections manage who can do what." title="Settings" />
       <div className="flex flex-col gap-6">
         <Card aria-labelledby="appearance-heading" className="gap-0 p-0" role="region">
           <div className="flex flex-col gap-4 px-5 py-4 sm:flex-row sm:items-center sm:justify-between">

@@ -2,12 +2,15 @@
 
 import { Alert, Button, Description, FieldError, Form, Input, Label, Modal, TextArea, TextField } from "@heroui/react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
-import { formErrors } from "../form-errors";
+import { useEffect, useMemo, useState } from "react";
+import { routeMatching, useFormErrors } from "../form-errors";
 import { useTRPC } from "../trpc";
 
 /** Mirrors the Namespaces "name" CHECK, so a bad name is caught while typing; the server checks again. */
 const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+// The service's refusals here (bad name, name taken) are about the name.
+const ABOUT_NAME = routeMatching(/namespace/i, "name");
+const NAME_RULE = "Lowercase letters, digits and hyphens, starting with a letter or digit.";
 
 /** An owner creates a namespace; nobody else is in it until members or groups are added. */
 export function CreateNamespaceDialog({
@@ -23,6 +26,8 @@ export function CreateNamespaceDialog({
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
+  // Checked on submit, not on blur, so no message appears (and moves the buttons) as the field loses focus.
+  const [badName, setBadName] = useState(false);
   const create = useMutation(
     trpc.namespaces.create.mutationOptions({
       onSuccess: async (namespace) => {
@@ -38,11 +43,12 @@ export function CreateNamespaceDialog({
     if (!isOpen) return;
     setName("");
     setDescription("");
+    setBadName(false);
     reset();
   }, [isOpen, reset]);
 
-  // The service's refusals here (bad name, name taken) are about the name.
-  const errors = formErrors(create.error, (message) => (/namespace/i.test(message) ? "name" : null));
+  const errors = useFormErrors(create.error, ABOUT_NAME);
+  const fieldErrors = useMemo(() => (badName ? { ...errors.fields, name: [NAME_RULE] } : errors.fields), [errors, badName]);
 
   return (
     <Modal.Backdrop isOpen={isOpen} onOpenChange={onOpenChange}>
@@ -55,15 +61,19 @@ export function CreateNamespaceDialog({
           </Modal.Header>
           <Form
             className="contents"
-            validationErrors={errors.fields}
+            validationErrors={fieldErrors}
             onSubmit={(event) => {
               event.preventDefault();
+              if (!NAME_PATTERN.test(name.trim())) {
+                setBadName(true);
+                return;
+              }
               create.mutate({ name: name.trim(), description: description.trim() || undefined });
             }}
           >
             <Modal.Body className="flex flex-col gap-5">
               {errors.form ? (
-                <Alert status="danger">
+                <Alert role="alert" status="danger">
                   <Alert.Indicator />
                   <Alert.Content>
                     <Alert.Title>The namespace was not created</Alert.Title>
@@ -76,9 +86,11 @@ export function CreateNamespaceDialog({
                 isRequired
                 maxLength={63}
                 name="name"
-                validate={(value) => (value && !NAME_PATTERN.test(value.trim()) ? "Lowercase letters, digits and hyphens, starting with a letter or digit." : null)}
                 value={name}
-                onChange={setName}
+                onChange={(value) => {
+                  setName(value);
+                  setBadName(false);
+                }}
               >
                 <Label>Name</Label>
                 <Input autoComplete="off" placeholder="billing" spellCheck={false} />

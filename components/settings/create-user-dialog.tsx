@@ -3,7 +3,7 @@
 import { Alert, Button, Checkbox, Description, FieldError, Form, Input, Label, Modal, TextField } from "@heroui/react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { formErrors, routeCredentialMessage } from "../form-errors";
+import { routeCredentialMessage, useFormErrors } from "../form-errors";
 import { generatePassword } from "../generate-password";
 import { PasswordField } from "../password-field";
 import { useTRPC } from "../trpc";
@@ -57,7 +57,7 @@ export function CreateUserDialog({
     reset();
   }, [isOpen, reset]);
 
-  const errors = formErrors(create.error, routeCredentialMessage);
+  const errors = useFormErrors(create.error, routeCredentialMessage);
 
   return (
     <Modal.Backdrop isOpen={isOpen} onOpenChange={onOpenChange}>
@@ -78,7 +78,7 @@ export function CreateUserDialog({
           >
             <Modal.Body className="flex flex-col gap-5">
               {errors.form ? (
-                <Alert status="danger">
+                <Alert role="alert" status="danger">
                   <Alert.Indicator />
                   <Alert.Content>
                     <Alert.Title>The user was not added</Alert.Title>

@@ -4,14 +4,17 @@ import { Alert, Button, FieldError, Form, Input, Label, Modal, TextArea, TextFie
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { NamespaceRole } from "@/server/auth/principal";
-import { formErrors } from "../form-errors";
+import { routeMatching, useFormErrors } from "../form-errors";
 import { useTRPC } from "../trpc";
 import { RoleCheckboxes } from "./role-checkboxes";
+
+// "A group named … already exists" and "A group name is …" are about the name.
+const ABOUT_NAME = routeMatching(/group name/i, "name");
 
 function FormAlert({ title, message }: { title: string; message: string | null }) {
   if (!message) return null;
   return (
-    <Alert status="danger">
+    <Alert role="alert" status="danger">
       <Alert.Indicator />
       <Alert.Content>
         <Alert.Title>{title}</Alert.Title>
@@ -46,8 +49,7 @@ export function CreateGroupDialog({ namespace, isOpen, onOpenChange }: { namespa
     reset();
   }, [isOpen, reset]);
 
-  // "A group named … already exists" and "A group name is …" are about the name.
-  const errors = formErrors(create.error, (message) => (/group name/i.test(message) ? "name" : null));
+  const errors = useFormErrors(create.error, ABOUT_NAME);
 
   return (
     <Modal.Backdrop isOpen={isOpen} onOpenChange={onOpenChange}>
@@ -127,7 +129,7 @@ export function GroupRolesDialog({
     reset();
   }, [group, reset]);
 
-  const errors = formErrors(save.error);
+  const errors = useFormErrors(save.error);
 
   return (
     <Modal.Backdrop isOpen={group !== null} onOpenChange={(open) => (open ? undefined : onClose())}>

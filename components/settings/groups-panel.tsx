@@ -5,7 +5,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
-import { formErrors } from "../form-errors";
+import { routeMatching, useFormErrors } from "../form-errors";
 import { pluralize } from "../format";
 import { GroupIcon, PlusIcon } from "../icons";
 import { useTRPC } from "../trpc";
@@ -14,6 +14,9 @@ import { CreateGroupDialog, GroupRolesDialog } from "./group-dialogs";
 import { roleLabel } from "./role-options";
 import { LoadError, SectionCard } from "./section-card";
 import { TableSkeleton } from "./users-panel";
+
+// "No user has the email …" is about the email typed; anything else is about the group.
+const ABOUT_EMAIL = routeMatching(/email/i, "email");
 
 type Group = inferRouterOutputs<AppRouter>["groups"]["list"][number];
 type GroupMember = Group["members"][number];
@@ -154,8 +157,7 @@ function GroupItem({
       },
     }),
   );
-  // "No user has the email …" is about the email typed; anything else is about the group.
-  const errors = formErrors(add.error, (message) => (/email/i.test(message) ? "email" : null));
+  const errors = useFormErrors(add.error, ABOUT_EMAIL);
 
   return (
     <li aria-label={group.name} className="flex flex-col gap-4 px-5 py-4">

@@ -7,7 +7,7 @@ import { useState } from "react";
 import type { NamespaceRole } from "@/server/auth/principal";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useConsoleSession } from "../console-session";
-import { formErrors } from "../form-errors";
+import { routeMatching, useFormErrors } from "../form-errors";
 import { pluralize } from "../format";
 import { UsersIcon } from "../icons";
 import { useTRPC } from "../trpc";
@@ -15,6 +15,9 @@ import { ConfirmActionDialog } from "./confirm-action-dialog";
 import { RoleSelect } from "./role-select";
 import { LoadError, SectionCard } from "./section-card";
 import { TableSkeleton } from "./users-panel";
+
+// "No user has the email …" is about the email field.
+const ABOUT_EMAIL = routeMatching(/email/i, "email");
 
 type Member = inferRouterOutputs<AppRouter>["namespaces"]["members"]["list"][number];
 
@@ -56,8 +59,7 @@ export function NamespaceMembersPanel({ namespace }: { namespace: string }) {
     }),
   );
 
-  // "No user has the email …" is about the email field.
-  const addErrors = formErrors(add.error, (message) => (/email/i.test(message) ? "email" : null));
+  const addErrors = useFormErrors(add.error, ABOUT_EMAIL);
 
   return (
     <SectionCard

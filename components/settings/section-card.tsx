@@ -41,7 +41,7 @@ export function SectionCard({
 export function LoadError({ what, message, onRetry }: { what: string; message: string; onRetry: () => void }) {
   return (
     <div className="p-5">
-      <Alert status="danger">
+      <Alert role="alert" status="danger">
         <Alert.Indicator />
         <Alert.Content>
           <Alert.Title>{what} could not be loaded</Alert.Title>

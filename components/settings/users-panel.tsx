@@ -54,7 +54,7 @@ export function UsersPanel({ minPasswordLength }: { minPasswordLength: number })
     >
       {created ? (
         <div className="border-b border-separator p-5">
-          <Alert status="success">
+          <Alert role="status" status="success">
             <Alert.Indicator />
             <Alert.Content>
               <Alert.Title>{created.email} can now sign in</Alert.Title>
