@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import type { Blueprint } from "@/engine";
+import type { AuditActorType } from "@/db/schema";
 import { registerWorkflowDefinition } from "./register-workflow-definition";
 import { getWorkflowDefinition, listLatestWorkflowDefinitions } from "./store/workflow-definitions";
 
@@ -25,6 +26,17 @@ function definition(name: string, extra: Record<string, unknown> = {}): Record<s
     edges: [{ source: "a", target: "b" }],
     ...extra,
   };
+}
+
+/** The namespace's AuditEvents rows, oldest first. */
+async function auditOf(namespaceId: string) {
+  return t.db
+    .selectFrom("AuditEvents")
+    .select(["actorType", "actorId", "action", "resourceType", "resourceId", "details"])
+    .where("namespaceId", "=", namespaceId)
+    .orderBy("at")
+    .orderBy("id")
+    .execute();
 }
 
 describe("registerWorkflowDefinition", () => {
@@ -101,10 +113,68 @@ describe("registerWorkflowDefinition", () => {
     );
     const versions = results.map((r) => (r.ok ? r.version : -1)).sort((a, b) => a - b);
     expect(versions).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    // One record per version, each naming the version its own attempt got.
+    const recorded = (await auditOf(ns.id)).map((e) => (e.details as { version: number }).version).sort((a, b) => a - b);
+    expect(recorded).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
-  it("reports an unknown namespace as a result", async () => {
-    const result = await registerWorkflowDefinition(t.db, { namespaceId: "00000000-0000-7000-8000-000000000000", definition: definition("x") });
+  it("reports an unknown namespace as a result, and records nothing", async () => {
+    const namespaceId = "00000000-0000-7000-8000-000000000000";
+    const result = await registerWorkflowDefinition(t.db, { namespaceId, definition: definition("x"), actor: { type: "user", id: "u-1" } });
     expect(result).toMatchObject({ ok: false, reason: "namespace-not-found" });
+    expect(await auditOf(namespaceId)).toEqual([]);
+  });
+});
+
+describe("registerWorkflowDefinition's audit record", () => {
+  it("writes one AuditEvents row per version: the actor, the name and version, never the graph", async () => {
+    const ns = await newNamespace();
+    const first = await registerWorkflowDefinition(t.db, {
+      namespaceId: ns.id,
+      definition: definition("orders", { description: "secret-description" }),
+      createdBy: "user:u-1",
+      actor: { type: "user", id: "u-1", ipAddress: "203.0.113.7" },
+    });
+    expect(first).toMatchObject({ ok: true, version: 1 });
+    expect(await auditOf(ns.id)).toEqual([
+      {
+        actorType: "user",
+        actorId: "u-1",
+        action: "workflowDefinition.create",
+        resourceType: "workflowDefinition",
+        resourceId: "orders",
+        details: { name: "orders", version: 1 },
+      },
+    ]);
+    const ip = await t.db.selectFrom("AuditEvents").select("ipAddress").where("namespaceId", "=", ns.id).executeTakeFirstOrThrow();
+    expect(ip.ipAddress).toBe("203.0.113.7");
+
+    // Without an actor the record is the system's, on behalf of createdBy: no path registers unrecorded.
+    await registerWorkflowDefinition(t.db, { namespaceId: ns.id, definition: definition("orders"), createdBy: "nf import" });
+    const events = await auditOf(ns.id);
+    expect(events).toHaveLength(2);
+    expect(events[1]).toMatchObject({ actorType: "system", actorId: "nf import", details: { name: "orders", version: 2 } });
+    const recorded = JSON.stringify(events);
+    for (const fragment of ["task_a", "nodes", "edges", "secret-description", "a.output.x"]) expect(recorded).not.toContain(fragment);
+  });
+
+  it("an invalid definition writes no record", async () => {
+    const ns = await newNamespace();
+    const result = await registerWorkflowDefinition(t.db, {
+      namespaceId: ns.id,
+      definition: definition("broken", { edges: [{ source: "a", target: "missing" }] }),
+      actor: { type: "user", id: "u-1" },
+    });
+    expect(result).toMatchObject({ ok: false, reason: "invalid" });
+    expect(await auditOf(ns.id)).toEqual([]);
+  });
+
+  it("commits with the version or not at all: a record that cannot be written rolls the version back", async () => {
+    const ns = await newNamespace();
+    // The "actorType" CHECK refuses this, inside the insert's transaction.
+    const actor = { type: "nobody" as AuditActorType, id: "x" };
+    await expect(registerWorkflowDefinition(t.db, { namespaceId: ns.id, definition: definition("orders"), actor })).rejects.toThrow(/check constraint/);
+    expect(await getWorkflowDefinition(t.db, ns.id, "orders")).toBeUndefined();
+    expect(await auditOf(ns.id)).toEqual([]);
   });
 });

@@ -1,6 +1,8 @@
 import type { Db } from "@/db/pool";
 import { compile, validateDefinition } from "@/engine";
 import type { Problem } from "@/engine";
+import { appendAuditEvent, auditActorColumns } from "./store/audit-events";
+import type { AuditActor } from "./store/audit-events";
 import { insertNextWorkflowDefinitionVersion } from "./store/workflow-definitions";
 
 export interface RegisterWorkflowDefinitionInput {
@@ -8,6 +10,12 @@ export interface RegisterWorkflowDefinitionInput {
   /** Anything: it is validated here, and every problem comes back in the result. */
   definition: unknown;
   createdBy?: string | null;
+  /**
+   * Who registers it, for the AuditEvents row. Omitted: the system, on behalf
+   * of `createdBy` (a CLI import, a test fixture) — a registration is recorded
+   * either way, so no caller can forget to audit one.
+   */
+  actor?: AuditActor;
 }
 
 export type RegisterWorkflowDefinitionResult =
@@ -27,6 +35,13 @@ const FOREIGN_KEY_VIOLATION = "23503";
  * and graph and blueprint are stored together in one row. A `version` in the
  * submitted definition is ignored: versions are assigned here, and the stored
  * graph carries the assigned one.
+ *
+ * The AuditEvents row ("workflowDefinition.create") is written in the
+ * insert's transaction, so a version exists exactly when its record does. It
+ * names the definition and version and never carries the graph: a graph is
+ * unbounded, may hold literal credentials in HTTP headers or inline scripts,
+ * and is kept beside the version anyway. Its resource id is the name, not the
+ * row id, so "who changed orders?" is one lookup across all its versions.
  */
 export async function registerWorkflowDefinition(
   db: Db,
@@ -45,6 +60,16 @@ export async function registerWorkflowDefinition(
       graph: (version) => ({ ...definition, version }),
       blueprint,
       createdBy: input.createdBy ?? null,
+      alsoInTransaction: async (trx, row) => {
+        await appendAuditEvent(trx, {
+          namespaceId: row.namespaceId,
+          ...auditActorColumns(input.actor ?? { type: "system", id: input.createdBy ?? null }),
+          action: "workflowDefinition.create",
+          resourceType: "workflowDefinition",
+          resourceId: row.name,
+          details: { name: row.name, version: row.version },
+        });
+      },
     });
     return { ok: true, id: row.id, name: row.name, version: row.version };
   } catch (error) {

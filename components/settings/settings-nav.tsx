@@ -36,6 +36,8 @@ export function SettingsNav() {
           },
         ]
       : []),
+    // The owner also sees instance-wide events (sign-ins, users) there.
+    ...((isAdmin && namespace) || user.isOwner ? [{ label: "Audit", href: "/settings/audit", path: "/settings/audit" } as const] : []),
   ];
 
   return (

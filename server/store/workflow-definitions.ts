@@ -1,7 +1,8 @@
 import { sql } from "kysely";
+import type { Transaction } from "kysely";
 import type { Db } from "@/db/pool";
 import { json } from "@/db/json";
-import type { WorkflowDefinitionRow } from "@/db/schema";
+import type { Database, WorkflowDefinitionRow } from "@/db/schema";
 
 /** One row of the workflows list: the newest version of a definition. */
 export interface WorkflowDefinitionSummary {
@@ -111,6 +112,13 @@ export interface InsertWorkflowDefinitionVersionInput {
   graph: (version: number) => unknown;
   blueprint: unknown;
   createdBy?: string | null;
+  /**
+   * Runs in the insert's transaction, after the insert: what must commit or
+   * roll back with the new version (its AuditEvents row). Throwing rolls the
+   * version back. It may run more than once — each retried attempt is a new
+   * transaction — so it writes through `trx` only.
+   */
+  alsoInTransaction?: (trx: Transaction<Database>, row: WorkflowDefinitionRow) => Promise<void>;
 }
 
 /** Postgres' unique_violation. */
@@ -154,7 +162,7 @@ export async function insertNextWorkflowDefinitionVersion(
           .where("name", "=", input.name)
           .executeTakeFirstOrThrow();
         const version = Number(last ?? 0) + 1;
-        return trx
+        const row = await trx
           .insertInto("WorkflowDefinitions")
           .values({
             namespaceId: input.namespaceId,
@@ -167,6 +175,8 @@ export async function insertNextWorkflowDefinitionVersion(
           })
           .returningAll()
           .executeTakeFirstOrThrow();
+        await input.alsoInTransaction?.(trx, row);
+        return row;
       });
     } catch (error) {
       if (pgCode(error) === UNIQUE_VIOLATION && attempt < attempts) continue;

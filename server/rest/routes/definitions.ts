@@ -3,7 +3,7 @@ import { NameSchema, validateDefinition } from "../../../engine";
 import type { Problem as DefinitionProblem } from "../../../engine";
 import { registerWorkflowDefinition } from "../../register-workflow-definition";
 import { getWorkflowDefinition, listLatestWorkflowDefinitions } from "../../store/workflow-definitions";
-import { createdByOfPrincipal } from "../../auth/api-keys";
+import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
 import { defineRoute } from "../define-route";
 import { HttpProblem, ProblemFieldErrorSchema, jsonPointer, validationProblem } from "../problem";
 import type { ProblemFieldError } from "../problem";
@@ -39,7 +39,12 @@ export const createDefinitionRoute = defineRoute({
   body: WorkflowDefinitionBodySchema,
   responses: { 201: z.object({ id: z.uuid(), name: z.string(), version: z.int() }) },
   handler: async ({ deps, principal, namespace, body }) => {
-    const result = await registerWorkflowDefinition(deps.db, { namespaceId: namespace.id, definition: body, createdBy: createdByOfPrincipal(principal) });
+    const result = await registerWorkflowDefinition(deps.db, {
+      namespaceId: namespace.id,
+      definition: body,
+      createdBy: createdByOfPrincipal(principal),
+      actor: actorOfPrincipal(principal),
+    });
     if (!result.ok) {
       if (result.reason === "invalid") throw validationProblem(result.problems.map(fieldError));
       throw new HttpProblem("not-found", result.message);

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { NameSchema } from "../../../engine";
-import { getTaskDefinition, upsertTaskDefinition } from "../../store/task-definitions";
+import { getTaskDefinition } from "../../store/task-definitions";
 import { listTaskDefinitions } from "../../store/task-definitions";
-import { invalidateQueueGates } from "../../task-gates";
-import { createdByOfPrincipal } from "../../auth/api-keys";
+import { upsertTaskDefinition } from "../../upsert-task-definition";
+import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
 import { defineRoute } from "../define-route";
 import { HttpProblem } from "../problem";
 import { CursorSchema, TaskDefinitionBodySchema, TaskDefinitionSchema, limitSchema, pageSchema, toTaskDefinitionDto } from "../schemas";
@@ -26,10 +26,9 @@ export const putTaskDefinitionRoute = defineRoute({
     const row = await upsertTaskDefinition(deps.db, {
       namespaceId: namespace.id,
       definition: { ...body, name: params.name },
-      actor: createdByOfPrincipal(principal),
+      updatedBy: createdByOfPrincipal(principal),
+      actor: actorOfPrincipal(principal),
     });
-    // This process's gate cache would keep the old gates for its TTL; other processes' caches expire on their own.
-    invalidateQueueGates(namespace.id, params.name);
     return { status: 200, body: toTaskDefinitionDto(row) };
   },
 });

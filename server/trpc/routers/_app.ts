@@ -1,5 +1,6 @@
 import { createCallerFactory, router } from "../init";
 import { apiKeysRouter } from "./api-keys";
+import { auditRouter } from "./audit";
 import { authRouter } from "./auth";
 import { groupsRouter } from "./groups";
 import { namespacesRouter } from "./namespaces";
@@ -9,6 +10,7 @@ import { workflowsRouter } from "./workflows";
 
 export const appRouter = router({
   apiKeys: apiKeysRouter,
+  audit: auditRouter,
   auth: authRouter,
   groups: groupsRouter,
   namespaces: namespacesRouter,
