@@ -7,7 +7,8 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
 /**
  * Layer boundaries (DESIGN.md): imports flow engine ← db ← server ← app.
  * `components` may use `engine` and the tRPC router *types*; `sdk` ships to
- * users' machines, so it must never carry a database driver. `cli` is an
+ * users' machines, so it must never carry a database driver (nor may the
+ * `examples/` built on it). `cli` is an
  * operator tool that runs next to the database by design (`nf migrate`,
  * `nf bootstrap`), so it may import anything — a decision, not a waiver.
  */
@@ -94,6 +95,9 @@ export default tseslint.config(
   },
   {
     files: ["sdk/**/*.ts"],
+    // Integration tests are not the SDK: they stand up the real server (route
+    // handlers, database, sidecar) for the SDK to talk to over HTTP.
+    ignores: ["sdk/**/*.int.test.ts"],
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
@@ -101,6 +105,22 @@ export default tseslint.config(
           patterns: [
             restrict(dbDrivers, "sdk/ ships to workers' machines: never a database driver."),
             restrict(layer(["db", "server", "app", "components", "cli"]), "sdk/ may import engine/ types only.", false),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Examples are what a user writes: they use the SDK (as they would the
+    // package) and nothing of the server.
+    files: ["examples/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            restrict(dbDrivers, "examples/ are remote workers: they talk to node-flow over HTTP, through sdk/, never to its database."),
+            restrict(layer(["db", "server", "app", "components", "cli"]), "examples/ use sdk/ (and engine/ types) only, as a user's code would."),
           ],
         },
       ],

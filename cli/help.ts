@@ -19,6 +19,17 @@ Usage:
                                 API key for NS (default: default), printed once,
                                 alone on stdout. Refuses, creating nothing, when an
                                 owner exists; --api-key-only creates just a key.
+  nf worker <module> [--url URL] [--namespace NS] [--concurrency N]
+            [--shutdown-timeout S] [--abandon] [--worker-id ID] [--quiet]
+                                Run a worker module's handlers against a server,
+                                over HTTP with an API key (NODE_FLOW_API_KEY). The
+                                module's default export is defineWorker({ queues:
+                                { name: handler } }) from sdk/ (or export handlers).
+                                Ctrl-C stops taking tasks, waits up to S seconds
+                                (default 30) for running ones, then gives them back
+                                to the queue (--abandon: leaves them to their
+                                lease); a second Ctrl-C gives them back at once.
+                                Example: nf worker examples/hello-worker.ts
   nf help                       Show this text.
 
 Environment:
@@ -29,6 +40,11 @@ Environment:
   NODE_FLOW_ROLES     Worker roles (default decider,poller); the web process is api.
   PORT, HOST          Web address (default 3000 on 0.0.0.0).
   LOG_LEVEL           fatal, error, warn, info (default), debug, trace or silent.
+  NODE_FLOW_URL       nf worker: the server (default http://localhost:3000).
+  NODE_FLOW_API_KEY   nf worker: an API key with the worker (or admin) scope;
+                      --api-key also works but shows in ps. Create one under
+                      Settings → API keys, or with nf bootstrap.
+  NODE_FLOW_NAMESPACE nf worker: the namespace (default: default).
   NODE_FLOW_OWNER_EMAIL, NODE_FLOW_OWNER_PASSWORD
                       The owner nf bootstrap creates (flags win). Prefer the
                       variable to --password, which shows in ps and shell history.

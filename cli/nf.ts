@@ -22,6 +22,10 @@ async function main(argv: string[]): Promise<number | "running"> {
       const { runBootstrap } = await import("./bootstrap");
       return runBootstrap(rest, process.env);
     }
+    case "worker": {
+      const { runWorker } = await import("./worker");
+      return runWorker(rest, process.env);
+    }
     case "help":
     case "--help":
     case "-h":

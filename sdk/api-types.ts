@@ -66,6 +66,12 @@ export interface HeartbeatResult {
   leaseSeconds: number;
 }
 
+/** The answer to a release: the task is back in its queue. */
+export interface ReleaseResult {
+  taskId: string;
+  workflowId: string;
+}
+
 /** The final status a worker reports. */
 export type WorkerReportStatus = "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR";
 

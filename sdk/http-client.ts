@@ -8,6 +8,7 @@ import type {
   PollTasksInput,
   PolledTask,
   RegisteredDefinition,
+  ReleaseResult,
   ReportResult,
   Run,
   RunActionResult,
@@ -92,6 +93,13 @@ export interface NodeFlowClient {
   pollTasks<I = JsonObject>(input: PollTasksInput, options?: CallOptions): Promise<PolledTask<I>[]>;
   /** Extends the lease of a held task. A 409 NodeFlowApiError means this worker no longer holds it: stop working on it. */
   heartbeatTask(task: TaskRef, input: { workerId: string; leaseSeconds?: number }, options?: CallOptions): Promise<HeartbeatResult>;
+  /**
+   * Gives a held task back to its queue, visible to the next poll at once, as
+   * the same attempt (no retry is spent; its semaphore permits are freed). For
+   * a worker that cannot finish it, e.g. one shutting down. 409: this worker no
+   * longer holds it.
+   */
+  releaseTask(task: TaskRef, input: { workerId: string }, options?: CallOptions): Promise<ReleaseResult>;
   /** Reports a held task COMPLETED with its output (a JSON object). 409: it was reported already, or is no longer held. */
   completeTask(task: TaskRef, input: { workerId: string; output?: JsonObject }, options?: CallOptions): Promise<ReportResult>;
   /** Reports a held task failed: `retryable` hands it to its retry policy, otherwise it fails for good (FAILED_WITH_TERMINAL_ERROR). */
@@ -199,6 +207,8 @@ export function createNodeFlowClient(options: NodeFlowClientOptions): NodeFlowCl
     },
     heartbeatTask: (ref, input, opts = {}) =>
       call({ method: "POST", path: task(ref, "heartbeat"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
+    releaseTask: (ref, input, opts = {}) =>
+      call({ method: "POST", path: task(ref, "release"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
     completeTask: (ref, input, opts = {}) =>
       call({ method: "POST", path: task(ref, "complete"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
     failTask: (ref, input, opts = {}) =>

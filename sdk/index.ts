@@ -1,6 +1,7 @@
 /**
  * node-flow's SDK for remote workers and automation: a typed HTTP client
- * (`createNodeFlowClient`) and a worker (`createWorker`). Plain `fetch`, no
+ * (`createNodeFlowClient`), a worker (`createWorker`), and worker modules
+ * (`defineWorker`, run by `nf worker` or `startWorker`). Plain `fetch`, no
  * database driver, no server code.
  */
 export { NodeFlowApiError, NodeFlowNetworkError } from "./api-error";
@@ -17,6 +18,7 @@ export type {
   PollTasksInput,
   PolledTask,
   RegisteredDefinition,
+  ReleaseResult,
   ReportResult,
   Run,
   RunActionResult,
@@ -37,6 +39,8 @@ export type { CallOptions, NodeFlowClient, NodeFlowClientOptions, ReadinessRepor
 export type { RetryInfo, Transport, TransportOptions, TransportRequest, TransportResponse } from "./http-transport";
 export { DEFAULT_RETRY_OPTIONS } from "./retry-policy";
 export type { RetryOptions } from "./retry-policy";
+export { defineWorker, startWorker, workerDefinitionProblem } from "./define-worker";
+export type { QueueHandler, WorkerConnection, WorkerDefinition, WorkerDefinitionOptions } from "./define-worker";
 export { createWorker } from "./worker";
 export type {
   NodeFlowWorker,

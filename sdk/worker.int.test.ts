@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-restricted-imports -- a test, not the SDK: it stands up the real server (route handlers, database, sidecar) for the SDK to talk to over HTTP. */
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request as httpRequest } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -218,24 +217,26 @@ describe("the SDK against the real server", () => {
     expect(logged).toEqual([]);
   });
 
-  it("keeps a long task held by heartbeats past its 1 s lease; without them it is handed to another worker", async () => {
-    const name = await register(workflow([simple("slow", { name: "sdk_long", policy: { responseTimeoutSeconds: 1 } })], [], { name: "sdk_long" }));
-    const controlName = await register(workflow([simple("slow", { name: "sdk_long_control", policy: { responseTimeoutSeconds: 1 } })], [], { name: "sdk_long_control" }));
+  it("keeps a long task held by heartbeats past its 3 s lease; without them it is handed to another worker", async () => {
+    const name = await register(workflow([simple("slow", { name: "sdk_long", policy: { responseTimeoutSeconds: 3 } })], [], { name: "sdk_long" }));
+    const controlName = await register(workflow([simple("slow", { name: "sdk_long_control", policy: { responseTimeoutSeconds: 3 } })], [], { name: "sdk_long_control" }));
 
-    // Held: A works 3 s, heartbeating every 200 ms; B polls the same queue all the while after A took the task.
+    // Held: A works 7 s, heartbeating every 500 ms; B polls the same queue all the while after A took the task.
+    // The lease is 3 s, not 1: on a loaded 2-core machine one heartbeat round trip can take most of a second,
+    // and the point is that heartbeats keep a task held, not how tight the window can be.
     let aStarted = false;
     const a = startWorker(
       "sdk_long",
       async (_task, ctx) => {
         aStarted = true;
-        for (let i = 0; i < 6; i++) {
+        for (let i = 0; i < 7; i++) {
           ctx.log(`step ${i}`);
-          await sleep(500, ctx.signal);
+          await sleep(1000, ctx.signal);
           if (ctx.signal.aborted) throw ctx.signal.reason;
         }
         return { by: "a" };
       },
-      { workerId: "long-a", heartbeatIntervalMs: 200 },
+      { workerId: "long-a", heartbeatIntervalMs: 500 },
     );
 
     // Control: A' never heartbeats within the lease, so the sweeper requeues the task and B' gets it.
@@ -279,7 +280,7 @@ describe("the SDK against the real server", () => {
     expect(held.tasks.items[0]).toMatchObject({ attempt: 0, pollCount: 1, workerId: "long-a", status: "COMPLETED" });
     expect(a.stats()).toMatchObject({ completed: 1, refused: 0, leaseLost: 0, heartbeatErrors: 0 });
     expect(b.stats().tasksReceived).toBe(0);
-    expect((await client.listTaskLogs(held.tasks.items[0]!.id)).items.map((l) => l.line)).toEqual(["step 0", "step 1", "step 2", "step 3", "step 4", "step 5"]);
+    expect((await client.listTaskLogs(held.tasks.items[0]!.id)).items.map((l) => l.line)).toEqual(["step 0", "step 1", "step 2", "step 3", "step 4", "step 5", "step 6"]);
 
     const handedOn = await waitForRun(controlRun.id);
     expect(handedOn.output).toEqual({ by: "b-prime" });
@@ -287,7 +288,7 @@ describe("the SDK against the real server", () => {
     await waitUntil(() => aPrime.stats().inFlight === 0, { what: "A' to report", timeoutMs: 5000, intervalMs: 20 });
     expect(aPrime.stats()).toMatchObject({ completed: 0, refused: 1 });
     expect(bPrime.stats().completed).toBe(1);
-  });
+  }, 60_000);
 
   it("stop() lets the task in hand finish and report, aborts the parked poll, and takes nothing more", async () => {
     const queue = "sdk_graceful";
@@ -313,7 +314,7 @@ describe("the SDK against the real server", () => {
     const stopped = worker.stop({ timeoutMs: 15_000 });
     // The poll parked for 20 s is aborted as the stop begins, and the server lets it go, while the handler still runs.
     await waitUntil(() => openPolls.get(queue) === 0, { what: "the parked poll to end on the server", timeoutMs: 3000, intervalMs: 10 });
-    expect(await stopped).toEqual({ drained: true, abandoned: 0 });
+    expect(await stopped).toEqual({ drained: true, released: 0, abandoned: 0 });
     expect(finished).toBe(true);
     expect((await client.getRun(first.id)).tasks.items[0]).toMatchObject({ status: "COMPLETED", output: { finished: true } });
     expect(events.at(-1)).toBe("stopped");
@@ -330,27 +331,31 @@ describe("the SDK against the real server", () => {
     expect(logged).toEqual([]);
   });
 
-  it("at the shutdown timeout, reports the unfinished task failed-retryable so its retry runs at once", async () => {
+  it("at the shutdown timeout, gives the unfinished task back: the next worker runs the same attempt at once, no retry spent", async () => {
     const queue = "sdk_shutdown_timeout";
-    const name = await register(workflow([simple("only", { name: queue, policy: { retryCount: 1, retryDelaySeconds: 0 } })], [], { name: "sdk_shutdown_timeout" }));
+    // No retries, and a lease window of an hour: only a release can get this run finished within the test.
+    const name = await register(workflow([simple("only", { name: queue, policy: { retryCount: 0, responseTimeoutSeconds: 3600 } })], [], { name: "sdk_shutdown_timeout" }));
     let started = false;
-    const stuck = startWorker(queue, async (_task, ctx) => {
-      started = true;
-      await sleep(60_000, ctx.signal);
-      throw ctx.signal.reason;
-    });
+    const stuck = startWorker(
+      queue,
+      async (_task, ctx) => {
+        started = true;
+        ctx.log("started, then stopped");
+        await sleep(60_000, ctx.signal);
+        throw ctx.signal.reason;
+      },
+      { workerId: "stuck" },
+    );
     const run = await client.startRun({ name });
     await waitUntil(() => started, { what: "the handler to start", timeoutMs: 10_000, intervalMs: 10 });
-    expect(await stuck.stop({ timeoutMs: 200 })).toEqual({ drained: false, abandoned: 1 });
+    expect(await stuck.stop({ timeoutMs: 200 })).toEqual({ drained: false, released: 1, abandoned: 0 });
 
-    const next = startWorker(queue, () => ({ second: true }));
-    const ended = await waitForRun(run.id);
+    const next = startWorker(queue, () => ({ second: true }), { workerId: "next" });
+    const ended = await waitForRun(run.id, 10_000);
     expect(ended.status).toBe("COMPLETED");
-    expect(ended.tasks.items.map((x) => [x.attempt, x.status])).toEqual([
-      [0, "FAILED"],
-      [1, "COMPLETED"],
-    ]);
-    expect(ended.tasks.items[0]!.reasonForIncompletion).toMatch(/shut down .* did not finish within 200 ms/);
+    expect(ended.tasks.items.map((x) => [x.attempt, x.status, x.pollCount, x.workerId, x.reasonForIncompletion])).toEqual([[0, "COMPLETED", 2, "next", null]]);
+    expect((await client.listTaskLogs(ended.tasks.items[0]!.id)).items.map((l) => l.line)).toEqual(["started, then stopped"]);
+    expect(stuck.stats()).toMatchObject({ released: 1, abandoned: 0, failed: 0, refused: 0 });
     await next.stop();
   });
 
@@ -387,6 +392,9 @@ describe("the SDK against the real server", () => {
     let count = 0;
     const injected: string[] = [];
     const lostOnce = new Set<string>();
+    // A request whose last attempt was answered 503 goes through next time: with the count alone, a retry that kept
+    // landing on a multiple of three (in step with the workers' polls) ran out of attempts now and then.
+    const refusedLast = new Set<string>();
     const upstream = new URL(baseUrl);
     const proxy = createServer((req, res) => {
       count += 1;
@@ -396,11 +404,14 @@ describe("the SDK against the real server", () => {
         res.writeHead(429, { "retry-after": "0", "content-type": "application/problem+json" }).end(JSON.stringify({ title: "Slow down", status: 429 }));
         return;
       }
-      if (count % 3 === 0) {
+      const key = `${req.method} ${req.url}`;
+      if (count % 3 === 0 && !refusedLast.has(key)) {
+        refusedLast.add(key);
         injected.push(`503 ${route}`);
         res.writeHead(503, { "content-type": "text/html" }).end("<h1>upstream unavailable</h1>");
         return;
       }
+      refusedLast.delete(key);
       const loseAnswer = (/^POST \/api\/v1\/ns\/default\/runs\?|^POST \/api\/v1\/ns\/default\/runs$/.test(route) || route.endsWith("/complete")) && !lostOnce.has(route.split(" ")[1]!.split("/").at(-1)!);
       if (loseAnswer) lostOnce.add(route.split(" ")[1]!.split("/").at(-1)!);
       const forward = httpRequest(

@@ -68,6 +68,8 @@ class FakeProtocol {
         return json(200, { tasks: await this.poll(body.count as number, body.timeoutMs as number, init?.signal ?? undefined) });
       case "heartbeat":
         return json(200, { taskId, leaseSeconds: 60 });
+      case "release":
+        return json(200, { taskId, workflowId: body.workflowId });
       case "complete":
         return json(200, { taskId, workflowId: body.workflowId, status: "COMPLETED" });
       case "fail":
@@ -281,35 +283,56 @@ describe("createWorker", () => {
     await until(() => started && fake.callsOf("poll").length === 2, "a task in hand and a second poll parked");
     const stopped = worker.stop({ timeoutMs: 5000 });
     g.open();
-    expect(await stopped).toEqual({ drained: true, abandoned: 0 });
+    expect(await stopped).toEqual({ drained: true, released: 0, abandoned: 0 });
     expect(fake.callsOf("complete")).toHaveLength(1);
     const polls = fake.callsOf("poll").length;
     fake.add(1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(fake.callsOf("poll")).toHaveLength(polls);
     expect(fake.queue).toHaveLength(1);
-    expect(await worker.stop()).toEqual({ drained: true, abandoned: 0 });
+    expect(await worker.stop()).toEqual({ drained: true, released: 0, abandoned: 0 });
   });
 
-  it("at the shutdown timeout, aborts what still runs and reports it failed, retryable", async () => {
+  it("at the shutdown timeout, aborts what still runs, sends its logs, and gives it back without reporting it", async () => {
     const fake = new FakeProtocol();
     fake.add(1);
     let reason: unknown;
-    const worker = start(fake, (_task, ctx) => {
-      ctx.log("working");
-      // Ignores the abort: the worker must not wait for it.
-      ctx.signal.addEventListener("abort", () => {
-        reason = ctx.signal.reason;
-      });
-      return new Promise<JsonObject>(() => undefined);
-    });
+    const finished: string[] = [];
+    const worker = start(
+      fake,
+      (_task, ctx) => {
+        ctx.log("working");
+        // Ignores the abort: the worker must not wait for it.
+        ctx.signal.addEventListener("abort", () => {
+          reason = ctx.signal.reason;
+        });
+        return new Promise<JsonObject>(() => undefined);
+      },
+      { onEvent: (e) => e.type === "task-finished" && finished.push(e.outcome) },
+    );
     await until(() => worker.stats().inFlight === 1, "the task in hand");
-    expect(await worker.stop({ timeoutMs: 30 })).toEqual({ drained: false, abandoned: 1 });
+    expect(await worker.stop({ timeoutMs: 30 })).toEqual({ drained: false, released: 1, abandoned: 0 });
     expect(reason).toBeInstanceOf(WorkerShutdownError);
-    expect(fake.callsOf("fail")).toHaveLength(1);
-    expect(fake.callsOf("fail")[0]!.body).toMatchObject({ retryable: true, reason: expect.stringMatching(/did not finish within 30 ms/) as string });
+    expect(fake.callsOf("release")).toHaveLength(1);
+    expect(fake.callsOf("release")[0]!.body).toEqual({ workflowId: "11111111-1111-4111-8111-111111111111", workerId: "w1" });
+    expect(fake.callsOf("fail")).toHaveLength(0);
+    expect(fake.callsOf("complete")).toHaveLength(0);
+    // The log went out while the task was still this worker's.
+    expect(fake.calls.filter((c) => c.action === "logs" || c.action === "release").map((c) => c.action)).toEqual(["logs", "release"]);
     expect(fake.callsOf("logs")[0]!.body.lines).toEqual(["working"]);
-    expect(worker.stats().abandoned).toBe(1);
+    expect(worker.stats()).toMatchObject({ released: 1, abandoned: 0, failed: 0, inFlight: 0 });
+    expect(finished).toEqual(["released"]);
+  });
+
+  it("counts a release the server refuses as a lost lease, and one that cannot be sent as abandoned", async () => {
+    const fake = new FakeProtocol();
+    fake.scripted.set("release", [{ status: 409, detail: "does not hold" }, { status: 500 }, { status: 500 }, { status: 500 }]);
+    fake.add(2);
+    const worker = start(fake, () => new Promise<JsonObject>(() => undefined), { concurrency: 2, retry: { retries: 2, minDelayMs: 1, maxDelayMs: 2 } });
+    await until(() => worker.stats().inFlight === 2, "both tasks in hand");
+    expect(await worker.stop({ timeoutMs: 10 })).toEqual({ drained: false, released: 0, abandoned: 1 });
+    expect(fake.callsOf("release")).toHaveLength(4);
+    expect(worker.stats()).toMatchObject({ released: 0, abandoned: 1, leaseLost: 1 });
   });
 
   it("with the abandon policy, leaves the task to its lease", async () => {
@@ -317,9 +340,24 @@ describe("createWorker", () => {
     fake.add(1);
     const worker = start(fake, () => new Promise<JsonObject>(() => undefined), { onShutdownTimeout: "abandon" });
     await until(() => worker.stats().inFlight === 1, "the task in hand");
-    expect(await worker.stop({ timeoutMs: 10 })).toEqual({ drained: false, abandoned: 1 });
+    expect(await worker.stop({ timeoutMs: 10 })).toEqual({ drained: false, released: 0, abandoned: 1 });
+    expect(fake.callsOf("release")).toHaveLength(0);
     expect(fake.callsOf("fail")).toHaveLength(0);
     expect(fake.callsOf("complete")).toHaveLength(0);
+  });
+
+  it("a second stop() with a shorter timeout brings the deadline forward; a longer one does not push it back", async () => {
+    const fake = new FakeProtocol();
+    fake.add(1);
+    const worker = start(fake, () => new Promise<JsonObject>(() => undefined));
+    await until(() => worker.stats().inFlight === 1, "the task in hand");
+    const first = worker.stop({ timeoutMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fake.callsOf("release")).toHaveLength(0);
+    expect(worker.stop({ timeoutMs: 120_000 })).toBe(first);
+    const second = worker.stop({ timeoutMs: 0 });
+    expect(second).toBe(first);
+    expect(await second).toEqual({ drained: false, released: 1, abandoned: 0 });
   });
 
   it("shares the slots between queues so that each keeps a poll going", async () => {
@@ -337,5 +375,6 @@ describe("createWorker", () => {
     expect(() => createWorker({ ...base, queue: "a", queues: ["b"] })).toThrow(/not both/);
     expect(() => createWorker({ ...base, queue: "a", concurrency: 0 })).toThrow(/concurrency/);
     expect(() => createWorker({ ...base, queue: "a", pollTimeoutMs: 60_000 })).toThrow(/pollTimeoutMs/);
+    expect(() => createWorker({ ...base, queue: "a", onShutdownTimeout: "fail" as "abandon" })).toThrow(/"release" or "abandon"/);
   });
 });

@@ -68,11 +68,23 @@ export interface WorkerLogger {
  * - `unconfirmed`: the report was retried after an attempt whose answer was
  *   lost, and the retry was refused as already reported — almost surely the
  *   earlier attempt landed;
- * - `abandoned`: `stop()` ran out of time while the handler ran;
+ * - `released`: `stop()` ran out of time while the handler ran, and gave the
+ *   task back (see {@link ShutdownPolicy});
+ * - `abandoned`: `stop()` ran out of time while the handler ran, and left the
+ *   task to its lease (the `abandon` policy, or a release that failed);
  * - `report-error`: the report failed after its retries; the lease will lapse
  *   and the task go to another worker.
  */
-export type TaskOutcome = "completed" | "failed" | "failed-terminal" | "lease-lost" | "refused" | "unconfirmed" | "abandoned" | "report-error";
+export type TaskOutcome =
+  | "completed"
+  | "failed"
+  | "failed-terminal"
+  | "lease-lost"
+  | "refused"
+  | "unconfirmed"
+  | "released"
+  | "abandoned"
+  | "report-error";
 
 /** What the worker tells `onEvent` (metrics, tracing). */
 export type WorkerEvent =
@@ -83,7 +95,7 @@ export type WorkerEvent =
   | { type: "error"; stage: "poll" | "heartbeat" | "report" | "logs"; error: unknown; task?: WorkerTask<unknown> }
   | { type: "retry"; info: RetryInfo }
   | { type: "stopping" }
-  | { type: "stopped"; drained: boolean; abandoned: number };
+  | { type: "stopped"; drained: boolean; released: number; abandoned: number };
 
 /** Counters since the worker started. */
 export interface WorkerStats {
@@ -93,7 +105,7 @@ export interface WorkerStats {
   polls: number;
   tasksReceived: number;
   completed: number;
-  /** Reported FAILED (retryable), not counting tasks abandoned at shutdown. */
+  /** Reported FAILED (retryable). */
   failed: number;
   failedTerminal: number;
   leaseLost: number;
@@ -101,7 +113,9 @@ export interface WorkerStats {
   refused: number;
   /** Reports refused only after a retry (see {@link TaskOutcome} `unconfirmed`). */
   unconfirmed: number;
-  /** Tasks still running when `stop()` timed out. */
+  /** Tasks still running when `stop()` timed out, given back to their queue. */
+  released: number;
+  /** Tasks still running when `stop()` timed out, left to their lease (the abandon policy, or a release that failed). */
   abandoned: number;
   reportErrors: number;
   pollErrors: number;
@@ -112,17 +126,19 @@ export interface WorkerStats {
 
 /**
  * What `stop()` does with a task whose handler is still running when its
- * timeout passes:
- * - `"fail"` (default): reports it FAILED (retryable) at once, with a reason
- *   naming the shutdown. Its retry policy then re-runs it promptly, as a new
- *   attempt. The API has no "give back" call, and a lease left to lapse holds
- *   the task for the rest of its window — the task's responseTimeoutSeconds,
- *   3,600 s by default — during which nobody works on it.
- * - `"abandon"`: reports nothing; the task goes to another worker when its
- *   lease lapses, as the same attempt. For tasks that must not spend a retry
- *   (retryCount 0) and have a short responseTimeoutSeconds.
+ * timeout passes (the handler's `ctx.signal` is aborted either way):
+ * - `"release"` (default): gives it back to its queue. It is visible to the
+ *   next poll at once, as the same attempt: no retry is spent, nothing is
+ *   reported, and its semaphore permits are freed. The next worker runs it
+ *   from the start, so a handler whose side effects must not happen twice
+ *   should make them idempotent (the task id is a good key).
+ * - `"abandon"`: does nothing; the task stays leased to this worker until its
+ *   lease lapses — the task's responseTimeoutSeconds (3,600 s by default), or
+ *   `leaseSeconds` — and then goes to another worker as the same attempt. For
+ *   a handler whose work may still be going on elsewhere (a job it started on
+ *   another system) and must not be started a second time meanwhile.
  */
-export type ShutdownPolicy = "fail" | "abandon";
+export type ShutdownPolicy = "release" | "abandon";
 
 /** Options of {@link createWorker}. */
 export interface WorkerOptions<I = JsonObject, O extends JsonObject = JsonObject> {
@@ -160,7 +176,7 @@ export interface WorkerOptions<I = JsonObject, O extends JsonObject = JsonObject
    * heartbeats can fail before the lease runs out.
    */
   heartbeatIntervalMs?: number;
-  /** See {@link ShutdownPolicy}. Default "fail". */
+  /** See {@link ShutdownPolicy}. Default "release". */
   onShutdownTimeout?: ShutdownPolicy;
   /** Where the worker logs. Default: warnings and errors to the console. */
   logger?: WorkerLogger;
@@ -178,7 +194,7 @@ export interface WorkerOptions<I = JsonObject, O extends JsonObject = JsonObject
 
 /** Options of `stop()`. */
 export interface StopOptions {
-  /** How long to wait for running handlers. Default 30,000 ms. */
+  /** How long to wait for running handlers, from this call. Default 30,000 ms. */
   timeoutMs?: number;
 }
 
@@ -186,7 +202,9 @@ export interface StopOptions {
 export interface StopResult {
   /** True when every handler finished in time. */
   drained: boolean;
-  /** Tasks still running at the timeout (reported failed, or left to lapse: {@link ShutdownPolicy}). */
+  /** Tasks still running at the timeout that were given back to their queue. */
+  released: number;
+  /** Tasks still running at the timeout that were left to their lease ({@link ShutdownPolicy}, or a release that failed). */
   abandoned: number;
 }
 
@@ -202,7 +220,9 @@ export interface NodeFlowWorker {
    * Graceful shutdown: stops polling (the parked poll is aborted, and the
    * server gives back what it was about to hand out), waits up to `timeoutMs`
    * for running handlers to finish and report, then deals with the rest per
-   * {@link ShutdownPolicy} and resolves. Calling it again returns the same promise.
+   * {@link ShutdownPolicy} and resolves. Calling it again returns the same
+   * promise; a shorter `timeoutMs` then brings the deadline forward (a second
+   * Ctrl-C: `stop({ timeoutMs: 0 })` gives back what still runs at once).
    */
   stop(options?: StopOptions): Promise<StopResult>;
 }
@@ -218,8 +238,8 @@ type Outcome = { kind: "completed"; output: unknown } | { kind: "failed"; retrya
 
 interface Execution<I> {
   task: WorkerTask<I>;
-  /** running → reporting → done; or running → lost / abandoned. */
-  state: "running" | "reporting" | "lost" | "abandoned" | "done";
+  /** running → reporting → done; or running → lost → done; or running → stopped (stop() took it over) → done. */
+  state: "running" | "reporting" | "lost" | "stopped" | "done";
   controller: AbortController;
   logs: TaskLogBuffer;
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -312,7 +332,10 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
   }
   const workerId = options.workerId ?? defaultWorkerId();
   const logger = options.logger ?? consoleLogger;
-  const shutdownPolicy = options.onShutdownTimeout ?? "fail";
+  const shutdownPolicy = options.onShutdownTimeout ?? "release";
+  if (shutdownPolicy !== "release" && shutdownPolicy !== "abandon") {
+    throw new TypeError(`createWorker: onShutdownTimeout must be "release" or "abandon", got ${JSON.stringify(shutdownPolicy)}`);
+  }
   const handler = options.handler;
 
   const emit = (event: WorkerEvent) => {
@@ -348,6 +371,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
     leaseLost: 0,
     refused: 0,
     unconfirmed: 0,
+    released: 0,
     abandoned: 0,
     reportErrors: 0,
     pollErrors: 0,
@@ -360,6 +384,22 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
   /** Aborted REPORT_GRACE_MS after stop()'s deadline: cuts off reports and heartbeats still retrying. */
   const hardStop = new AbortController();
   let stopPromise: Promise<StopResult> | undefined;
+  /** stop()'s deadline (performance.now()), and the timeout that set it; a later stop() may bring it forward. */
+  let deadlineAt = Number.POSITIVE_INFINITY;
+  let deadlineTimeoutMs = 0;
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  let deadlinePassed!: () => void;
+  const deadlineReached = new Promise<false>((resolve) => {
+    deadlinePassed = () => resolve(false);
+  });
+  function bringDeadlineForward(timeoutMs: number): void {
+    const at = performance.now() + timeoutMs;
+    if (at >= deadlineAt) return;
+    deadlineAt = at;
+    deadlineTimeoutMs = timeoutMs;
+    if (deadlineTimer !== undefined) clearTimeout(deadlineTimer);
+    deadlineTimer = setTimeout(deadlinePassed, timeoutMs);
+  }
 
   const heartbeatEvery = (task: WorkerTask<I>): number => {
     if (options.heartbeatIntervalMs !== undefined) return options.heartbeatIntervalMs;
@@ -496,8 +536,10 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       await exec.logs.close();
       ended = await report(exec, outcome);
     } else {
-      // Lost: its result would be refused. Abandoned: stop() has dealt with it.
-      ended = exec.state === "lost" ? "lease-lost" : "abandoned";
+      // Stopped: stop() gave it back or left it, and reports how it ended itself.
+      if (exec.state !== "lost") return;
+      // Lost: its result would be refused.
+      ended = "lease-lost";
       await exec.logs.close();
     }
     finishExecution(exec, ended, outcome.kind === "failed" ? outcome.reason : undefined);
@@ -505,7 +547,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
 
   function finishExecution(exec: Execution<I>, outcome: TaskOutcome, error?: unknown): void {
     if (exec.state === "done") return;
-    if (exec.state !== "abandoned") exec.state = "done";
+    exec.state = "done";
     stopHeartbeats(exec);
     executions.delete(exec);
     if (exec.holdsSlot) slots.release(1);
@@ -602,22 +644,37 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
   const loops = queues.map((queue) => pollLoop(queue));
   logger.info({ workerId, queues, concurrency }, "worker started");
 
-  async function shutdown(timeoutMs: number): Promise<StopResult> {
+  /** Gives a stopped task back to its queue; resolves with how it ended, never rejects. */
+  async function release(exec: Execution<I>): Promise<TaskOutcome> {
+    try {
+      await client.releaseTask(exec.task, { workerId }, { signal: hardStop.signal });
+      return "released";
+    } catch (error) {
+      if (isRefusal(error)) {
+        // Retried after a lost answer: the earlier attempt most likely gave it back.
+        if (error.attempts > 1) return "released";
+        // The lease was lost meanwhile (handed on after it lapsed, or the task was cancelled): nothing to give back.
+        stats.leaseLost += 1;
+        return "lease-lost";
+      }
+      logger.error({ taskId: exec.task.taskId, error: errorText(error) }, "could not give a task back; it goes to another worker when its lease lapses");
+      return "abandoned";
+    }
+  }
+
+  async function shutdown(): Promise<StopResult> {
     emit({ type: "stopping" });
-    logger.info({ workerId, inFlight: executions.size, timeoutMs }, "worker stopping");
+    logger.info({ workerId, inFlight: executions.size, timeoutMs: deadlineTimeoutMs }, "worker stopping");
     stopping.abort(new Error("the worker is stopping"));
     await Promise.all(loops);
 
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    const drained = await Promise.race([Promise.all([...executions].map((e) => e.done)).then(() => true as const), timedOut]);
-    clearTimeout(timer);
+    const drained = await Promise.race([Promise.all([...executions].map((e) => e.done)).then(() => true as const), deadlineReached]);
+    clearTimeout(deadlineTimer);
 
+    let released = 0;
     let abandoned = 0;
     if (!drained) {
-      const grace = setTimeout(() => hardStop.abort(new WorkerShutdownError(timeoutMs)), REPORT_GRACE_MS);
+      const grace = setTimeout(() => hardStop.abort(new WorkerShutdownError(deadlineTimeoutMs)), REPORT_GRACE_MS);
       const waits: Promise<unknown>[] = [];
       for (const exec of [...executions]) {
         if (exec.state === "reporting") {
@@ -625,41 +682,45 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
           continue;
         }
         if (exec.state !== "running") continue;
-        abandoned += 1;
-        stats.abandoned += 1;
-        exec.state = "abandoned";
+        exec.state = "stopped";
         stopHeartbeats(exec);
-        const reason = new WorkerShutdownError(timeoutMs);
-        exec.controller.abort(reason);
+        exec.controller.abort(new WorkerShutdownError(deadlineTimeoutMs));
         logger.warn({ taskId: exec.task.taskId, policy: shutdownPolicy }, "a handler did not finish before the shutdown timeout");
-        // What it logged so far is sent; what it logs from now on is dropped.
+        // What it logged so far is sent (while the task is still this worker's); what it logs from now on is dropped.
         const logsSent = exec.logs.close();
-        if (shutdownPolicy === "fail") {
-          waits.push(
-            logsSent
-              .then(() => client.failTask(exec.task, { workerId, retryable: true, reason: reasonOf(reason) }, { signal: hardStop.signal }))
-              .catch((error: unknown) => {
-                if (!isRefusal(error)) logger.error({ taskId: exec.task.taskId, error: errorText(error) }, "could not report an abandoned task; its lease will lapse");
-              }),
-          );
-        } else {
-          waits.push(logsSent);
-        }
+        waits.push(
+          logsSent
+            .then(() => (shutdownPolicy === "release" ? release(exec) : ("abandoned" as const)))
+            .then((outcome) => {
+              if (outcome === "released") {
+                released += 1;
+                stats.released += 1;
+              } else if (outcome === "abandoned") {
+                abandoned += 1;
+                stats.abandoned += 1;
+              }
+              finishExecution(exec, outcome);
+            }),
+        );
       }
       await Promise.all(waits);
       clearTimeout(grace);
     }
     hardStop.abort(new Error("the worker has stopped"));
     for (const exec of executions) stopHeartbeats(exec);
-    emit({ type: "stopped", drained, abandoned });
-    logger.info({ workerId, drained, abandoned }, "worker stopped");
-    return { drained, abandoned };
+    emit({ type: "stopped", drained, released, abandoned });
+    logger.info({ workerId, drained, released, abandoned }, "worker stopped");
+    return { drained, released, abandoned };
   }
 
   return {
     workerId,
     queues,
     stats: () => ({ ...stats, inFlight: executions.size }),
-    stop: ({ timeoutMs = 30_000 } = {}) => (stopPromise ??= shutdown(timeoutMs)),
+    stop: ({ timeoutMs = 30_000 } = {}) => {
+      if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) return Promise.reject(new RangeError(`stop: timeoutMs must be a non-negative number, got ${timeoutMs}`));
+      bringDeadlineForward(timeoutMs);
+      return (stopPromise ??= shutdown());
+    },
   };
 }

@@ -4,6 +4,7 @@ import { evaluateBatch } from "../evaluator";
 import type { EvaluatorDeps } from "../evaluator";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
+import { configureSemaphore } from "../store/semaphores";
 import { waitUntil } from "../testing/wait-until";
 import { createTestKey, createTestNamespace, startRestHarness } from "./testing/rest-fixtures";
 import type { RestHarness, TestNamespace } from "./testing/rest-fixtures";
@@ -66,6 +67,7 @@ interface PolledTask {
   refName: string;
   queue: string;
   attempt: number;
+  pollCount: number;
   input: Record<string, unknown>;
   leaseExpiresAt: string;
 }
@@ -150,6 +152,53 @@ describe("the worker protocol", () => {
       { attempt: 0, status: "FAILED", reasonForIncompletion: "network blip" },
       { attempt: 1, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "bad input" },
     ]);
+  });
+
+  it("release: the task goes back at once with its semaphore permit, as the same attempt; only its holder may release it (409)", async () => {
+    // One permit: the next worker's lease can only succeed if the release gave the permit back.
+    await configureSemaphore(t.db, { namespaceId: ns.id, name: "one-gpu", permits: 1 });
+    const defined = await harness.api("PUT", `/ns/${ns.name}/task-definitions/releasable`, { key: adminKey, body: { semaphoreName: "one-gpu", retryCount: 0 } });
+    expect(defined.status, JSON.stringify(defined.body)).toBe(200);
+    const name = await register(ns, adminKey, [simple("render", "releasable")]);
+    const runId = await start(ns, adminKey, name);
+    await decide();
+    const [task] = (await poll("releasable", { workerId: "leaving" })).body.tasks;
+    expect(task).toMatchObject({ attempt: 0, pollCount: 1 });
+    const permits = () => t.db.selectFrom("SemaphoreHolders").select("taskId").where("namespaceId", "=", ns.id).where("name", "=", "one-gpu").execute();
+    expect(await permits()).toEqual([{ taskId: task!.taskId }]);
+
+    const release = (workerId: string, taskId = task!.taskId) =>
+      harness.api<{ detail?: string }>("POST", `/ns/${ns.name}/tasks/${taskId}/release`, { key: workerKey, body: { workflowId: runId, workerId } });
+    const stolen = await release("thief");
+    expect(stolen.status).toBe(409);
+    expect(stolen.headers.get("content-type")).toBe("application/problem+json");
+    expect(stolen.body.detail).toMatch(/does not hold/);
+    expect((await release("leaving", runId)).status).toBe(404);
+
+    // A worker parked on the queue meanwhile: the gate (the permit is taken) and the empty queue both hold it back.
+    const waitersBefore = harness.notifier.stats.waiters;
+    const parked = poll("releasable", { workerId: "next", timeoutMs: 20_000 });
+    await waitUntil(() => harness.notifier.stats.waiters > waitersBefore, { what: "the next worker's poll to park", timeoutMs: 10_000, intervalMs: 10 });
+    const released = await release("leaving");
+    expect(released.status, JSON.stringify(released.body)).toBe(200);
+    expect(released.body).toEqual({ taskId: task!.taskId, workflowId: runId });
+
+    // Woken by the release, well before its 20 s timeout: the same task, the same attempt, leased a second time.
+    const handedOn = await parked;
+    expect(handedOn.body.tasks.map((x) => [x.taskId, x.attempt, x.pollCount])).toEqual([[task!.taskId, 0, 2]]);
+    expect(await permits()).toEqual([{ taskId: task!.taskId }]);
+
+    // The leaver can no longer release, heartbeat or report it; the new holder can.
+    expect((await release("leaving")).status).toBe(409);
+    const late = await harness.api("POST", `/ns/${ns.name}/tasks/${task!.taskId}/complete`, { key: workerKey, body: { workflowId: runId, workerId: "leaving" } });
+    expect(late.status).toBe(409);
+    const done = await harness.api("POST", `/ns/${ns.name}/tasks/${task!.taskId}/complete`, { key: workerKey, body: { workflowId: runId, workerId: "next", output: { ok: true } } });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    await decide();
+    expect((await runStatus(runId)).status).toBe("COMPLETED");
+    const rows = await t.db.selectFrom("TaskExecutions").select(["attempt", "status", "pollCount", "workerId"]).where("workflowId", "=", runId).execute();
+    expect(rows).toEqual([{ attempt: 0, status: "COMPLETED", pollCount: 2, workerId: "next" }]);
+    expect(await permits()).toEqual([]);
   });
 
   it("fail needs `retryable` and `reason`; an output that is not an object is refused naming /body/output", async () => {

@@ -20,6 +20,7 @@ import {
   heartbeatTaskRoute,
   listTaskLogsRoute,
   pollTasksRoute,
+  releaseTaskRoute,
 } from "./routes/worker-tasks";
 
 /**
@@ -49,6 +50,7 @@ export const ROUTES: readonly AnyRoute[] = [
   completeRunTaskRoute,
   pollTasksRoute,
   heartbeatTaskRoute,
+  releaseTaskRoute,
   completeTaskRoute,
   failTaskRoute,
   appendTaskLogsRoute,

@@ -5,16 +5,16 @@ import { reportTaskResult } from "../../report-task-result";
 import type { ReportTaskResultOutcome } from "../../report-task-result";
 import { getTaskInNamespace } from "../../store/task-executions";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
-import { renewLease } from "../../store/task-queues";
-import { renewTaskGates } from "../../task-gates";
+import { releaseLease, renewLease } from "../../store/task-queues";
+import { releaseTaskGates, renewTaskGates } from "../../task-gates";
 import { MAX_POLL_TIMEOUT_MS, pollTasks } from "../../task-poller";
 import { defineRoute } from "../define-route";
 import { HttpProblem, validationProblem } from "../problem";
 import { TimestampSchema, UuidSchema, iso, limitSchema } from "../schemas";
 
 /**
- * The worker protocol: batch poll with long-poll, heartbeat, complete, fail,
- * logs. Every route needs the `work` permission — an API key with the
+ * The worker protocol: batch poll with long-poll, heartbeat, release,
+ * complete, fail, logs. Every route needs the `work` permission — an API key with the
  * `worker` scope, or an operator and up — and acts only on tasks of the
  * path's namespace (every repository call below filters by it as well).
  *
@@ -162,6 +162,40 @@ export const heartbeatTaskRoute = defineRoute({
       return window;
     });
     return { status: 200, body: { taskId: params.taskId, leaseSeconds } };
+  },
+});
+
+export const releaseTaskRoute = defineRoute({
+  method: "POST",
+  path: "/ns/{ns}/tasks/{taskId}/release",
+  auth: "work",
+  operationId: "releaseTask",
+  summary: "Give a held task back to its queue, to be leased again at once as the same attempt",
+  description:
+    "For a worker that cannot finish a task — it is shutting down — and would rather not fail it: the lease and any semaphore permits are let go, and the task is visible to the next poll at once (a parked poll is woken). No attempt is used and no retry is spent: the next worker leases the same attempt, its pollCount one higher; a run timeout still counts from the first start. 409 when the worker no longer holds the task.",
+  tags,
+  params: TaskParams,
+  body: z.strictObject({ workflowId: UuidSchema, workerId: WorkerIdSchema }),
+  responses: { 200: z.object({ taskId: UuidSchema, workflowId: UuidSchema }) },
+  problems: [409],
+  handler: async ({ deps, namespace, params, body }) => {
+    // One transaction: a lease given back with its permits still taken would
+    // have the next worker's lease gated on a permit nobody uses.
+    const task = await deps.db.transaction().execute(async (trx) => {
+      const found = await getTaskInNamespace(trx, { namespaceId: namespace.id, workflowId: body.workflowId, taskId: params.taskId });
+      if (found === undefined) throw new HttpProblem("not-found", `No task ${params.taskId} of run ${body.workflowId} in namespace ${namespace.name}`);
+      if (found.queueName === null) throw new HttpProblem("conflict", `Task ${found.refName} is a ${found.taskType} task; no worker holds it`);
+      // Only the queue row changes, as when the sweeper requeues an expired
+      // lease: the task stays IN_PROGRESS until the next lease records its new
+      // worker, after which this worker's late report is refused as not held.
+      const released = await releaseLease(trx, { namespaceId: namespace.id, queueName: found.queueName, taskId: found.id, owner: body.workerId });
+      if (!released) {
+        throw new HttpProblem("conflict", `Worker ${body.workerId} does not hold task ${found.id} (it is ${found.status}): it was reported, released, cancelled, or its lease expired and it was handed on`);
+      }
+      await releaseTaskGates(trx, { namespaceId: namespace.id, taskId: found.id, queueName: found.queueName });
+      return found;
+    });
+    return { status: 200, body: { taskId: task.id, workflowId: task.workflowId } };
   },
 });
 
