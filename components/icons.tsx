@@ -221,3 +221,32 @@ export function ShieldIcon(props: IconProps) {
     </Icon>
   );
 }
+
+export function KeyIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <circle cx="8" cy="15" r="4" />
+      <path d="m10.8 12.2 8.7-8.7M16.5 6.5l2.5 2.5M14 9l2 2" />
+    </Icon>
+  );
+}
+
+export function ServiceAccountIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <rect height="11" rx="3" width="14" x="5" y="8" />
+      <path d="M12 8V4.5M9.5 13h.01M14.5 13h.01M9.5 16.5h5" />
+      <circle cx="12" cy="3.5" r="1" />
+    </Icon>
+  );
+}
+
+export function MoreIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <circle cx="5" cy="12" r="1" />
+      <circle cx="12" cy="12" r="1" />
+      <circle cx="19" cy="12" r="1" />
+    </Icon>
+  );
+}

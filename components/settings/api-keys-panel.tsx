@@ -6,13 +6,12 @@ import type { inferRouterOutputs } from "@trpc/server";
 import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { pluralize } from "../format";
-import { RefreshIcon } from "../icons";
+import { KeyIcon, MoreIcon, PlusIcon, RefreshIcon } from "../icons";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { STATUS_DISPLAY, maskedKey, ownerLabel } from "./api-key-display";
 import { ConfirmActionDialog } from "./confirm-action-dialog";
 import { CreateApiKeyDialog } from "./create-api-key-dialog";
-import { KeyIcon, MoreIcon, PlusIcon } from "./credential-icons";
 import { IssuedKeyDialog } from "./issued-key-dialog";
 import type { IssuedKey } from "./issued-key-dialog";
 

@@ -9,7 +9,7 @@ import { pluralize } from "../format";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmActionDialog } from "./confirm-action-dialog";
-import { PlusIcon, ServiceAccountIcon } from "./credential-icons";
+import { PlusIcon, ServiceAccountIcon } from "../icons";
 
 type ServiceAccount = inferRouterOutputs<AppRouter>["apiKeys"]["serviceAccounts"]["list"][number];
 
