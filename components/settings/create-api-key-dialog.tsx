@@ -8,6 +8,7 @@ import { useTRPC } from "../trpc";
 import { EXPIRY_PRESETS, SCOPE_OPTIONS, expiryFromPreset, normalizeScopes } from "./api-key-display";
 import type { ExpiryPresetId, ScopeId } from "./api-key-display";
 import type { IssuedKey } from "./issued-key-dialog";
+import { useFormErrors } from "../form-errors";
 
 const SELF = "self";
 
@@ -63,10 +64,8 @@ export function CreateApiKeyDialog({
     reset();
   }, [isOpen, reset]);
 
-  const fieldErrors = Object.fromEntries(
-    Object.entries(create.error?.data?.zodError?.fieldErrors ?? {}).filter((entry): entry is [string, string[]] => Array.isArray(entry[1])),
-  );
-  const formError = create.error && Object.keys(fieldErrors).length === 0 ? create.error.message : null;
+  // One object per error, not per render: a fresh one would re-show a corrected server error (form-errors.ts).
+  const { fields: fieldErrors, form: formError } = useFormErrors(create.error);
 
   function submit() {
     create.mutate({
