@@ -1,20 +1,16 @@
 import { parseArgs } from "node:util";
-import { assertDatabaseCapabilities, DatabaseCapabilityError } from "../db/capabilities";
-import { migrate, MigrationError } from "../db/migrator";
-import { createDb } from "../db/pool";
+import { migrate } from "../db/migrator";
 import type { Db } from "../db/pool";
 import { createApiKey } from "../server/auth/api-keys";
 import { checkEmailAddress } from "../server/auth/email-address";
 import { IdentityError } from "../server/auth/identity-error";
 import { checkPasswordStrength } from "../server/auth/password-policy";
 import { setupOwner } from "../server/auth/setup-owner";
-import { ConfigError, loadConfig } from "../server/config";
-import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/database-connection";
 import { findNamespaceByName } from "../server/store/namespaces";
 import { anyUserExists } from "../server/store/users";
-import { displayPath, embeddedPaths, EmbeddedDatabaseError, prepareEmbeddedState, startEmbeddedInProcess } from "./embedded-database";
-import type { EmbeddedPostgresHandle } from "./embedded-database";
 import { UsageError } from "./help";
+import { withOperatorDatabase } from "./operator-database";
+import type { Env } from "./operator-database";
 
 export interface BootstrapArgs {
   email: string | undefined;
@@ -23,9 +19,6 @@ export interface BootstrapArgs {
   keyName: string;
   apiKeyOnly: boolean;
 }
-
-/** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
-type Env = Record<string, string | undefined>;
 
 export function parseBootstrapArgs(argv: string[], env: Env): BootstrapArgs {
   try {
@@ -54,8 +47,6 @@ export function parseBootstrapArgs(argv: string[], env: Env): BootstrapArgs {
   }
 }
 
-// Bootstrapping needs no signing secret; this stand-in lets loadConfig check the rest.
-const PLACEHOLDER_SECRET = "bootstrap-needs-no-secret-00000000000000000";
 const CREATED_BY = "nf bootstrap";
 
 /** A refusal worth one line on stderr and exit 1, not a stack trace. */
@@ -89,58 +80,21 @@ export async function runBootstrap(argv: string[], env: Env): Promise<number> {
       return 1;
     }
   }
-  const databaseUrlFromEnv = env.DATABASE_URL?.trim() ? env.DATABASE_URL : undefined;
-  let embedded: EmbeddedPostgresHandle | undefined;
-  try {
-    const config = loadConfig({
-      ...env,
-      DATABASE_URL: databaseUrlFromEnv ?? "postgres://embedded.invalid/node_flow",
-      NODE_FLOW_SECRET: env.NODE_FLOW_SECRET?.trim() ? env.NODE_FLOW_SECRET : PLACEHOLDER_SECRET,
-    });
-    let url = config.databaseUrl;
-    let fix = "check DATABASE_URL";
-    if (!databaseUrlFromEnv) {
-      const paths = embeddedPaths(config.dataDir);
-      const { state } = prepareEmbeddedState(paths);
-      say(`DATABASE_URL is not set: using the embedded Postgres 18 in ${displayPath(paths.dataDir)}/.`);
-      embedded = await startEmbeddedInProcess(paths, state);
-      url = embedded.url;
-      fix = `the embedded Postgres is not answering (is \`nf start\` running on ${displayPath(paths.dataDir)}? stop it first)`;
-    } else {
-      const where = databaseLocation(url);
-      say(`Using the database "${where.database}" at ${where.host}:${where.port} (DATABASE_URL).`);
-    }
-    await checkDatabaseConnection(url, { fix });
-    const db = createDb(url, { max: 2, applicationName: "node-flow-bootstrap" });
-    try {
-      await assertDatabaseCapabilities(db);
+  return withOperatorDatabase(
+    env,
+    {
+      applicationName: "node-flow-bootstrap",
+      say,
+      embeddedFix: (dataDir) => `the embedded Postgres is not answering (is \`nf start\` running on ${dataDir}? stop it first)`,
+      userErrors: [BootstrapRefusal, IdentityError],
+    },
+    async (db) => {
       await migrate(db, { onApply: (name) => say(`  applied ${name}`) });
       const key = await bootstrap(db, args);
       process.stdout.write(`${key}\n`);
-    } finally {
-      await db.destroy();
-    }
-    return 0;
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      for (const problem of error.problems) process.stderr.write(`${problem}\n`);
-      return 1;
-    }
-    if (
-      error instanceof BootstrapRefusal ||
-      error instanceof IdentityError ||
-      error instanceof DatabaseConnectionError ||
-      error instanceof DatabaseCapabilityError ||
-      error instanceof MigrationError ||
-      error instanceof EmbeddedDatabaseError
-    ) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  } finally {
-    await embedded?.stop();
-  }
+      return 0;
+    },
+  );
 }
 
 /** Creates the owner (unless --api-key-only) and the key; returns the key. */

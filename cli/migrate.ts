@@ -1,12 +1,8 @@
 import { parseArgs } from "node:util";
-import { assertDatabaseCapabilities, DatabaseCapabilityError } from "../db/capabilities";
-import { migrate, MigrationError, migrationStatus } from "../db/migrator";
-import { createDb } from "../db/pool";
-import { ConfigError, loadConfig } from "../server/config";
-import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/database-connection";
-import { displayPath, embeddedPaths, EmbeddedDatabaseError, prepareEmbeddedState, startEmbeddedInProcess } from "./embedded-database";
-import type { EmbeddedPostgresHandle } from "./embedded-database";
+import { migrate, migrationStatus } from "../db/migrator";
 import { UsageError } from "./help";
+import { withOperatorDatabase } from "./operator-database";
+import type { Env } from "./operator-database";
 
 export interface MigrateArgs {
   status: boolean;
@@ -21,11 +17,6 @@ export function parseMigrateArgs(argv: string[]): MigrateArgs {
   }
 }
 
-// Migrating needs no signing secret; this stand-in lets loadConfig check the rest.
-const PLACEHOLDER_SECRET = "migrate-needs-no-secret-000000000000000000";
-
-/** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
-type Env = Record<string, string | undefined>;
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
@@ -36,31 +27,14 @@ const say = (message: string) => process.stdout.write(`${message}\n`);
  */
 export async function runMigrate(argv: string[], env: Env): Promise<number> {
   const args = parseMigrateArgs(argv);
-  const databaseUrlFromEnv = env.DATABASE_URL?.trim() ? env.DATABASE_URL : undefined;
-  let embedded: EmbeddedPostgresHandle | undefined;
-  try {
-    const config = loadConfig({
-      ...env,
-      DATABASE_URL: databaseUrlFromEnv ?? "postgres://embedded.invalid/node_flow",
-      NODE_FLOW_SECRET: env.NODE_FLOW_SECRET?.trim() ? env.NODE_FLOW_SECRET : PLACEHOLDER_SECRET,
-    });
-    let url = config.databaseUrl;
-    let fix = "check DATABASE_URL";
-    if (!databaseUrlFromEnv) {
-      const paths = embeddedPaths(config.dataDir);
-      const { state } = prepareEmbeddedState(paths);
-      say(`DATABASE_URL is not set: using the embedded Postgres 18 in ${displayPath(paths.dataDir)}/.`);
-      embedded = await startEmbeddedInProcess(paths, state);
-      url = embedded.url;
-      fix = `the embedded Postgres is not answering; delete ${displayPath(paths.dataDir)} to start over`;
-    } else {
-      const where = databaseLocation(url);
-      say(`Using the database "${where.database}" at ${where.host}:${where.port} (DATABASE_URL).`);
-    }
-    await checkDatabaseConnection(url, { fix });
-    const db = createDb(url, { max: 2, applicationName: "node-flow-migrate" });
-    try {
-      await assertDatabaseCapabilities(db);
+  return withOperatorDatabase(
+    env,
+    {
+      applicationName: "node-flow-migrate",
+      say,
+      embeddedFix: (dataDir) => `the embedded Postgres is not answering; delete ${dataDir} to start over`,
+    },
+    async (db) => {
       if (args.status) {
         const status = await migrationStatus(db);
         for (const name of status.applied) say(`  applied  ${name}${status.changed.includes(name) ? "  (file changed since it was applied)" : ""}`);
@@ -72,26 +46,7 @@ export async function runMigrate(argv: string[], env: Env): Promise<number> {
         const applied = await migrate(db, { onApply: (name) => say(`  applied ${name}`) });
         say(applied.length === 0 ? "Nothing to apply: the database schema is up to date." : `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"}.`);
       }
-    } finally {
-      await db.destroy();
-    }
-    return 0;
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      for (const problem of error.problems) process.stderr.write(`${problem}\n`);
-      return 1;
-    }
-    if (
-      error instanceof DatabaseConnectionError ||
-      error instanceof DatabaseCapabilityError ||
-      error instanceof MigrationError ||
-      error instanceof EmbeddedDatabaseError
-    ) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  } finally {
-    await embedded?.stop();
-  }
+      return 0;
+    },
+  );
 }
