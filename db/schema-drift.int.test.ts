@@ -139,6 +139,7 @@ const expected: ExpectedSchema = {
     createdAt: "defaulted timestamp",
     createdBy: "nullable text",
     archivedAt: "nullable timestamp",
+    message: "nullable text",
   },
   TaskDefinitions: {
     id: "defaulted text",

@@ -173,6 +173,8 @@ export interface WorkflowDefinitionsTable {
   createdAt: TimestampDefaulted;
   createdBy: string | null;
   archivedAt: NullableTimestamp;
+  /** The optional save message of this version (0009). */
+  message: string | null;
 }
 
 export interface TaskDefinitionsTable {
