@@ -23,10 +23,10 @@ export async function requestedPath(): Promise<string> {
  * once per request (`cache`), so the layout and the page authenticate once.
  */
 const requestContext = cache(async (): Promise<TrpcContext> => {
-  const { db, config } = getWebContext();
+  const { db, config, blobs } = getWebContext();
   const incoming = await headers();
   const request = new Request(new URL(await requestedPath(), `http://${incoming.get("host") ?? "localhost"}`), { headers: incoming });
-  return createTrpcContext({ db, config, request, resHeaders: new Headers() });
+  return createTrpcContext({ db, config, blobs, request, resHeaders: new Headers() });
 });
 
 const requestCaller = cache(async () => createCaller(await requestContext()));

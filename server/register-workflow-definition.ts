@@ -10,6 +10,8 @@ export interface RegisterWorkflowDefinitionInput {
   /** Anything: it is validated here, and every problem comes back in the result. */
   definition: unknown;
   createdBy?: string | null;
+  /** The optional save message shown in the version history; not part of the graph. */
+  message?: string | null;
   /**
    * Who registers it, for the AuditEvents row. Omitted: the system, on behalf
    * of `createdBy` (a CLI import, a test fixture) — a registration is recorded
@@ -60,6 +62,7 @@ export async function registerWorkflowDefinition(
       graph: (version) => ({ ...definition, version }),
       blueprint,
       createdBy: input.createdBy ?? null,
+      message: input.message ?? null,
       alsoInTransaction: async (trx, row) => {
         await appendAuditEvent(trx, {
           namespaceId: row.namespaceId,

@@ -6,6 +6,7 @@
 /** What each recorded action means, in words; an action missing here shows its code. */
 const ACTION_LABELS: Record<string, string> = {
   "workflowDefinition.create": "Saved a workflow version",
+  "workflowDefinition.archive": "Deleted a workflow",
   "taskDefinition.upsert": "Saved a task definition",
   "workflow.pause": "Paused a run",
   "workflow.resume": "Resumed a run",

@@ -1,8 +1,8 @@
 import { sql } from "kysely";
-import type { Transaction } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Db } from "@/db/pool";
 import { json } from "@/db/json";
-import type { Database, WorkflowDefinitionRow } from "@/db/schema";
+import type { Database, WorkflowDefinitionRow, WorkflowStatus } from "@/db/schema";
 
 /** One row of the workflows list: the newest version of a definition. */
 export interface WorkflowDefinitionSummary {
@@ -14,6 +14,8 @@ export interface WorkflowDefinitionSummary {
   description: string | null;
   /** When the newest version was saved; versions are immutable, so that is when the definition last changed. */
   updatedAt: Date;
+  /** The most recently started run of any version of this name, or null when it never ran. */
+  lastRun: { id: string; status: WorkflowStatus; startedAt: Date } | null;
 }
 
 export interface WorkflowDefinitionListFilter {
@@ -42,6 +44,17 @@ export async function listLatestWorkflowDefinitions(
   db: Db,
   filter: WorkflowDefinitionListFilter,
 ): Promise<WorkflowDefinitionSummary[]> {
+  const rows = await listLatestWorkflowDefinitionsStatement(db, filter).execute();
+  return rows.map(({ lastRunId, lastRunStatus, lastRunStartedAt, ...row }) => ({
+    ...row,
+    // count(*) is a bigint, which pg hands over as a string.
+    versionCount: Number(row.versionCount),
+    lastRun: lastRunId !== null && lastRunStatus !== null && lastRunStartedAt !== null ? { id: lastRunId, status: lastRunStatus, startedAt: lastRunStartedAt } : null,
+  }));
+}
+
+/** listLatestWorkflowDefinitions' statement; exported for the plan test. */
+export function listLatestWorkflowDefinitionsStatement(db: Db, filter: WorkflowDefinitionListFilter) {
   const search = filter.search?.trim() ?? "";
   return db
     .with("latest", (qb) =>
@@ -56,6 +69,7 @@ export async function listLatestWorkflowDefinitions(
         .distinctOn("d.name")
         .select([
           "d.id",
+          "d.namespaceId",
           "d.name",
           "d.version as latestVersion",
           "d.description",
@@ -67,14 +81,32 @@ export async function listLatestWorkflowDefinitions(
         .orderBy("d.version", "desc"),
     )
     .selectFrom("latest")
-    .select(["id", "name", "latestVersion", "versionCount", "description", "updatedAt"])
+    // One point lookup per listed name, after the search has narrowed the
+    // names: the newest run by ("namespaceId","defName","startedAt" DESC, "id"
+    // DESC) is the first entry of WorkflowExecutions_def_idx in each monthly
+    // partition, merged and cut at one row. Never a scan or sort of the runs,
+    // however many a workflow has (a GROUP BY over the executions would read
+    // every run of every listed workflow to keep one each).
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom("WorkflowExecutions as e")
+          .select(["e.id as lastRunId", "e.status as lastRunStatus", "e.startedAt as lastRunStartedAt"])
+          .whereRef("e.namespaceId", "=", "latest.namespaceId")
+          .whereRef("e.defName", "=", "latest.name")
+          .orderBy("e.startedAt", "desc")
+          .orderBy("e.id", "desc")
+          .limit(1)
+          .as("r"),
+      (join) => join.onTrue(),
+    )
+    .select(["latest.id", "latest.name", "latest.latestVersion", "latest.versionCount", "latest.description", "latest.updatedAt", "r.lastRunId", "r.lastRunStatus", "r.lastRunStartedAt"])
     .$if(search.length > 0, (qb) =>
       qb.where((eb) =>
-        eb.or([eb("name", "ilike", containsPattern(search)), eb("description", "ilike", containsPattern(search))]),
+        eb.or([eb("latest.name", "ilike", containsPattern(search)), eb("latest.description", "ilike", containsPattern(search))]),
       ),
     )
-    .orderBy("name")
-    .execute();
+    .orderBy("latest.name");
 }
 
 /** A stored definition version: its graph (the definition as saved) and the blueprint compiled from it. */
@@ -112,6 +144,8 @@ export interface InsertWorkflowDefinitionVersionInput {
   graph: (version: number) => unknown;
   blueprint: unknown;
   createdBy?: string | null;
+  /** The optional save message ("added the refund branch"); blank is stored as none. */
+  message?: string | null;
   /**
    * Runs in the insert's transaction, after the insert: what must commit or
    * roll back with the new version (its AuditEvents row). Throwing rolls the
@@ -172,6 +206,7 @@ export async function insertNextWorkflowDefinitionVersion(
             graph: json(input.graph(version)),
             blueprint: json(input.blueprint),
             createdBy: input.createdBy ?? null,
+            message: input.message?.trim() ? input.message.trim() : null,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -183,4 +218,98 @@ export async function insertNextWorkflowDefinitionVersion(
       throw error;
     }
   }
+}
+
+/**
+ * The newest unarchived version number of `name` in `namespaceId`, or null
+ * when every version is archived (or there is none). A backward scan of the
+ * ("namespaceId","name","version") unique index, stopping at the first
+ * unarchived row.
+ */
+export async function latestWorkflowDefinitionVersion(db: Db, namespaceId: string, name: string): Promise<number | null> {
+  const row = await db
+    .selectFrom("WorkflowDefinitions")
+    .select("version")
+    .where("namespaceId", "=", namespaceId)
+    .where("name", "=", name)
+    .where("archivedAt", "is", null)
+    .orderBy("version", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.version ?? null;
+}
+
+/** One entry of a definition's version history: what the editor's history list shows, without the graph. */
+export interface WorkflowDefinitionVersionSummary {
+  version: number;
+  message: string | null;
+  description: string | null;
+  createdAt: Date;
+  /** The stored "createdBy" (`user:<id>`, `apiKey:<id>`, or free text from a CLI import), or null. */
+  createdBy: string | null;
+  /** For people: the user's display name or email, the API key's name, else the stored text. */
+  createdByDisplay: string | null;
+  nodeCount: number;
+  archivedAt: Date | null;
+}
+
+/**
+ * Every version of `name` in `namespaceId`, newest first, archived ones
+ * included (a deleted workflow's history stays readable: its runs point at
+ * it). At most `limit` versions.
+ *
+ * "createdBy" is text, not a foreign key (it outlives users and keys), so the
+ * display name is joined by its `user:`/`apiKey:` prefix. The node count reads
+ * each graph's array length in Postgres, so no graph crosses the wire.
+ */
+export async function listWorkflowDefinitionVersions(
+  db: Db,
+  input: { namespaceId: string; name: string; limit: number },
+): Promise<WorkflowDefinitionVersionSummary[]> {
+  const rows = await db
+    .selectFrom("WorkflowDefinitions as d")
+    .leftJoin("Users as u", (join) => join.on(sql<boolean>`${sql.ref("d.createdBy")} = 'user:' || ${sql.ref("u.id")}::text`))
+    .leftJoin("ApiKeys as k", (join) =>
+      join.on(sql<boolean>`${sql.ref("d.createdBy")} = 'apiKey:' || ${sql.ref("k.id")}::text`).onRef("k.namespaceId", "=", "d.namespaceId"),
+    )
+    .select([
+      "d.version",
+      "d.message",
+      "d.description",
+      "d.createdAt",
+      "d.createdBy",
+      "d.archivedAt",
+      sql<string | null>`coalesce(${sql.ref("u.displayName")}, ${sql.ref("u.email")}, 'API key ' || ${sql.ref("k.name")}, ${sql.ref("d.createdBy")})`.as("createdByDisplay"),
+      sql<number>`coalesce(jsonb_array_length(CASE WHEN jsonb_typeof(${sql.ref("d.graph")} -> 'nodes') = 'array' THEN ${sql.ref("d.graph")} -> 'nodes' END), 0)`.as(
+        "nodeCount",
+      ),
+    ])
+    .where("d.namespaceId", "=", input.namespaceId)
+    .where("d.name", "=", input.name)
+    .orderBy("d.version", "desc")
+    .limit(input.limit)
+    .execute();
+  return rows.map((row) => ({ ...row, nodeCount: Number(row.nodeCount) }));
+}
+
+/**
+ * Archives every unarchived version of `name` — what "delete" means for a
+ * definition. Rows stay: runs reference their (name, version), and an
+ * explicit version stays readable (getWorkflowDefinition). Returns the
+ * versions archived, none when the name has no live version. Runs in the
+ * caller's transaction (the service writes its audit row in the same one).
+ */
+export async function archiveWorkflowDefinitionVersions(
+  db: Kysely<Database>,
+  input: { namespaceId: string; name: string },
+): Promise<number[]> {
+  const rows = await db
+    .updateTable("WorkflowDefinitions")
+    .set({ archivedAt: sql<Date>`now()` })
+    .where("namespaceId", "=", input.namespaceId)
+    .where("name", "=", input.name)
+    .where("archivedAt", "is", null)
+    .returning("version")
+    .execute();
+  return rows.map((r) => r.version).sort((a, b) => a - b);
 }

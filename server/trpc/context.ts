@@ -1,4 +1,8 @@
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { Db } from "@/db/pool";
+import { FilesystemBlobStore } from "../blob-store";
+import type { BlobStore } from "../blob-store";
 import { authenticateRequest } from "../auth/authenticate";
 import { checkSameOrigin } from "../auth/csrf";
 import type { Principal } from "../auth/principal";
@@ -36,10 +40,17 @@ export function requestFacts(request: Request): RequestFacts {
  * the HTTP endpoint and by server components (which pass a Request built from
  * `headers()`).
  */
-export async function createTrpcContext(input: { db: Db; config: Config; request: Request; resHeaders: Headers }): Promise<TrpcContext> {
+export async function createTrpcContext(input: {
+  db: Db;
+  config: Config;
+  blobs: BlobStore;
+  request: Request;
+  resHeaders: Headers;
+}): Promise<TrpcContext> {
   return {
     db: input.db,
     config: input.config,
+    blobs: input.blobs,
     principal: await authenticateRequest(input.db, input.request),
     resHeaders: input.resHeaders,
     request: requestFacts(input.request),
@@ -51,10 +62,19 @@ export async function createTrpcContext(input: { db: Db; config: Config; request
  * already know who is acting (tests through `createCaller`). Its request facts
  * pass the same-origin check: there is no browser to forge anything.
  */
-export function trustedContext(input: { db: Db; config: Config; principal: Principal | null; resHeaders?: Headers }): TrpcContext {
+export function trustedContext(input: {
+  db: Db;
+  config: Config;
+  principal: Principal | null;
+  resHeaders?: Headers;
+  blobs?: BlobStore;
+}): TrpcContext {
   return {
     db: input.db,
     config: input.config,
+    // Tests rarely pass one; a default under the config's data directory
+    // would litter the checkout's .data/ with test payloads.
+    blobs: input.blobs ?? new FilesystemBlobStore({ root: path.join(tmpdir(), "node-flow-test-blobs") }),
     principal: input.principal,
     resHeaders: input.resHeaders ?? new Headers(),
     request: { ipAddress: null, userAgent: null, secure: false, sameOrigin: { ok: true } },

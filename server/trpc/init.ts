@@ -3,7 +3,9 @@ import { z } from "zod";
 import type { Db } from "@/db/pool";
 import { authorizeNamespace } from "../auth/authorize";
 import type { Permission, Principal } from "../auth/principal";
+import type { BlobStore } from "../blob-store";
 import type { Config } from "../config";
+import { DefinitionProblemsError, InputProblemsError } from "./problem-errors";
 
 /** Facts about the HTTP request behind a call, for sessions, the audit log and the CSRF check. */
 export interface RequestFacts {
@@ -19,6 +21,8 @@ export interface RequestFacts {
 export interface TrpcContext {
   db: Db;
   config: Config;
+  /** Payloads over 256 KB: a run's start offloads its input here, reading a run resolves it. */
+  blobs: BlobStore;
   /** Who is calling, or null for nobody: only `publicProcedure`s serve null. */
   principal: Principal | null;
   /** Headers added to the response: sign-in and sign-out set the session cookie here. */
@@ -30,10 +34,13 @@ const t = initTRPC.context<TrpcContext>().create({
   errorFormatter({ shape, error }) {
     // Input errors carry zod's per-field messages so forms can show them next to the field.
     const zodError = error.code === "BAD_REQUEST" && error.cause instanceof z.ZodError ? z.flattenError(error.cause) : null;
+    // A refused definition or run input carries every problem, for the editor to mark per node and field.
+    const problems = error.code === "BAD_REQUEST" && error.cause instanceof DefinitionProblemsError ? error.cause.problems : null;
+    const inputProblems = error.code === "BAD_REQUEST" && error.cause instanceof InputProblemsError ? error.cause.problems : null;
     // Never a stack trace, and never the text of an unexpected error (a SQL
     // message can name tables and values): the endpoint logs those instead.
     const message = error.code === "INTERNAL_SERVER_ERROR" ? "The request failed on the server; it has been logged." : shape.message;
-    return { ...shape, message, data: { ...shape.data, stack: undefined, zodError } };
+    return { ...shape, message, data: { ...shape.data, stack: undefined, zodError, problems, inputProblems } };
   },
 });
 

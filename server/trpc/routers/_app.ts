@@ -4,6 +4,7 @@ import { auditRouter } from "./audit";
 import { authRouter } from "./auth";
 import { groupsRouter } from "./groups";
 import { namespacesRouter } from "./namespaces";
+import { runsRouter } from "./runs";
 import { systemRouter } from "./system";
 import { usersRouter } from "./users";
 import { workflowsRouter } from "./workflows";
@@ -14,6 +15,7 @@ export const appRouter = router({
   auth: authRouter,
   groups: groupsRouter,
   namespaces: namespacesRouter,
+  runs: runsRouter,
   system: systemRouter,
   users: usersRouter,
   workflows: workflowsRouter,

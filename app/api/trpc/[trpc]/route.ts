@@ -14,8 +14,8 @@ function handler(req: Request): Promise<Response> {
     req,
     router: appRouter,
     createContext: ({ resHeaders }) => {
-      const { db, config } = getWebContext();
-      return createTrpcContext({ db, config, request: req, resHeaders });
+      const { db, config, blobs } = getWebContext();
+      return createTrpcContext({ db, config, blobs, request: req, resHeaders });
     },
     onError({ path, error }) {
       if (error.code !== "INTERNAL_SERVER_ERROR") return;

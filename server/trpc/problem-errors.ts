@@ -1,0 +1,23 @@
+import type { Problem } from "@/engine";
+import type { InputProblem } from "../start-execution";
+
+/**
+ * The cause of a BAD_REQUEST whose reasons are a list rather than a sentence.
+ * The errorFormatter (init.ts) copies the list into the error's `data`, so a
+ * client reads it typed — `error.data.problems` — instead of parsing the
+ * message: the editor marks each problem's node and field.
+ */
+export class DefinitionProblemsError extends Error {
+  override name = "DefinitionProblemsError";
+  constructor(readonly problems: Problem[]) {
+    super(`The definition is not valid: ${problems.length === 1 ? "1 problem" : `${problems.length} problems`}`);
+  }
+}
+
+/** A run's input refused by its workflow's inputSchema: every problem, each with its path inside the input. */
+export class InputProblemsError extends Error {
+  override name = "InputProblemsError";
+  constructor(readonly problems: InputProblem[]) {
+    super(`The input does not match the workflow's input schema: ${problems.length === 1 ? "1 problem" : `${problems.length} problems`}`);
+  }
+}
