@@ -1,0 +1,210 @@
+"use client";
+
+import { Background, Controls, MiniMap, ReactFlow, useReactFlow } from "@xyflow/react";
+import type { EdgeChange, NodeChange, OnConnect, XYPosition } from "@xyflow/react";
+import { useTheme } from "next-themes";
+import { useCallback, useMemo, useRef } from "react";
+import type { DragEvent } from "react";
+import { LAYOUT_DEFAULTS, NODE_TYPES, isNodeType } from "@/engine";
+import type { Position } from "@/engine";
+import { EDGE_COMPONENTS } from "./edges/workflow-edge";
+import { useEditor, useEditorStore } from "./editor-context";
+import { createFlowMapper } from "./flow-mapping";
+import type { WorkflowFlowEdge, WorkflowFlowNode } from "./flow-mapping";
+import { NODE_COMPONENTS } from "./nodes/workflow-nodes";
+import { PALETTE_MIME } from "./palette";
+
+/** The edge under a screen point, found by the `data-id` React Flow puts on each edge group. */
+function edgeAt(x: number, y: number): string | null {
+  for (const element of document.elementsFromPoint(x, y)) {
+    const edge = element.closest(".react-flow__edge");
+    const id = edge?.getAttribute("data-id");
+    if (id) return id;
+    // Nodes sit above edges: a drop on a node is not a drop on an edge beneath it.
+    if (element.closest(".react-flow__node:not(.react-flow__node-loop)")) return null;
+  }
+  return null;
+}
+
+const MINIMAP_STYLE = { width: 168, height: 112 };
+const PRO_OPTIONS = { hideAttribution: true };
+
+/**
+ * The canvas: React Flow drawing the store's definition. Every change React
+ * Flow reports is translated into a store action; nothing is kept in React
+ * Flow's own state, so the canvas is always exactly the definition.
+ */
+export function EditorCanvas() {
+  const store = useEditorStore();
+  const rf = useReactFlow<WorkflowFlowNode, WorkflowFlowEdge>();
+  const { resolvedTheme } = useTheme();
+  const mapper = useMemo(createFlowMapper, []);
+  const definition = useEditor((s) => s.definition);
+  const selectedNodes = useEditor((s) => s.selectedNodes);
+  const selectedEdges = useEditor((s) => s.selectedEdges);
+  const problemsByRef = useEditor((s) => s.problemsByRef);
+  const measured = useEditor((s) => s.measured);
+  const diff = useEditor((s) => s.diff);
+  const readOnly = useEditor((s) => s.readOnly);
+  const dropEdge = useRef<string | null>(null);
+
+  const nodes = useMemo(
+    () => mapper.nodes({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly }),
+    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly],
+  );
+  const edges = useMemo(
+    () => mapper.edges({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly }),
+    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly],
+  );
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange<WorkflowFlowNode>[]) => {
+      const s = store.getState();
+      const positions = new Map<string, Position>();
+      let dragDone = false;
+      let selection: Set<string> | null = null;
+      const sizes = new Map<string, { width: number; height: number }>();
+      for (const change of changes) {
+        if (change.type === "position") {
+          if (change.position) positions.set(change.id, change.position);
+          if (change.dragging === false) dragDone = true;
+        } else if (change.type === "select") {
+          selection ??= new Set(s.selectedNodes);
+          if (change.selected) selection.add(change.id);
+          else selection.delete(change.id);
+        } else if (change.type === "dimensions" && change.dimensions) {
+          sizes.set(change.id, change.dimensions);
+        }
+      }
+      if (sizes.size > 0) s.setMeasured(sizes);
+      if (positions.size > 0 || dragDone) s.moveNodes(positions, dragDone);
+      if (selection) s.select(selection, s.selectedEdges);
+    },
+    [store],
+  );
+
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange<WorkflowFlowEdge>[]) => {
+      const s = store.getState();
+      let selection: Set<string> | null = null;
+      for (const change of changes) {
+        if (change.type !== "select") continue;
+        selection ??= new Set(s.selectedEdges);
+        if (change.selected) selection.add(change.id);
+        else selection.delete(change.id);
+      }
+      if (selection) s.select(s.selectedNodes, selection);
+    },
+    [store],
+  );
+
+  const onConnect: OnConnect = useCallback(
+    (connection) => {
+      store.getState().connect({ source: connection.source, target: connection.target, sourceHandle: connection.sourceHandle });
+    },
+    [store],
+  );
+
+  /** The loop (if any) whose body area contains a canvas point, and the point relative to it. */
+  const loopAt = useCallback(
+    (point: XYPosition, except?: string): { ref: string; relative: Position } | null => {
+      const hits = rf
+        .getIntersectingNodes({ x: point.x, y: point.y, width: 1, height: 1 })
+        .filter((n) => n.type === "loop" && n.id !== except);
+      const hit = hits.at(-1);
+      if (!hit) return null;
+      const origin = rf.getInternalNode(hit.id)?.internals.positionAbsolute ?? hit.position;
+      return { ref: hit.id, relative: { x: point.x - origin.x, y: point.y - origin.y } };
+    },
+    [rf],
+  );
+
+  const onDragOver = useCallback((event: DragEvent) => {
+    if (!event.dataTransfer.types.includes(PALETTE_MIME)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "copy";
+    const edge = edgeAt(event.clientX, event.clientY);
+    if (edge !== dropEdge.current) {
+      document.querySelector(".react-flow__edge.drop-target")?.classList.remove("drop-target");
+      if (edge) document.querySelector(`.react-flow__edge[data-id="${CSS.escape(edge)}"]`)?.classList.add("drop-target");
+      dropEdge.current = edge;
+    }
+  }, []);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      const type = event.dataTransfer.getData(PALETTE_MIME);
+      document.querySelector(".react-flow__edge.drop-target")?.classList.remove("drop-target");
+      dropEdge.current = null;
+      if (!isNodeType(type)) return;
+      event.preventDefault();
+      const point = rf.screenToFlowPosition({ x: event.clientX, y: event.clientY });
+      // The node's centre lands under the pointer.
+      const topLeft = { x: point.x - LAYOUT_DEFAULTS.nodeWidth / 2, y: point.y - LAYOUT_DEFAULTS.nodeHeight / 2 };
+      const s = store.getState();
+      const edge = edgeAt(event.clientX, event.clientY);
+      if (edge) {
+        s.insertOnEdge(edge, type, topLeft);
+        return;
+      }
+      const loop = NODE_TYPES[type].isContainer ? null : loopAt(point);
+      if (loop) {
+        s.addNode(type, { x: loop.relative.x - LAYOUT_DEFAULTS.nodeWidth / 2, y: Math.max(LAYOUT_DEFAULTS.containerPadding.top, loop.relative.y - LAYOUT_DEFAULTS.nodeHeight / 2) }, loop.ref);
+        return;
+      }
+      s.addNode(type, topLeft);
+    },
+    [rf, store, loopAt],
+  );
+
+  /** Dropping a node into (or out of) a loop moves it into (or out of) the loop's body. */
+  const onNodeDragStop = useCallback(
+    (_event: unknown, node: WorkflowFlowNode) => {
+      if (node.type === "loop") return;
+      const s = store.getState();
+      const internal = rf.getInternalNode(node.id);
+      const absolute = internal?.internals.positionAbsolute ?? node.position;
+      const centre = { x: absolute.x + LAYOUT_DEFAULTS.nodeWidth / 2, y: absolute.y + LAYOUT_DEFAULTS.nodeHeight / 2 };
+      const loop = loopAt(centre, node.id);
+      const current = s.definition.nodes.find((n) => n.ref === node.id)?.parent;
+      if (loop && loop.ref !== current) {
+        s.reparent(node.id, loop.ref, { x: absolute.x - (centre.x - loop.relative.x), y: absolute.y - (centre.y - loop.relative.y) });
+      } else if (!loop && current !== undefined) {
+        s.reparent(node.id, undefined, absolute);
+      }
+    },
+    [rf, store, loopAt],
+  );
+
+  return (
+    <ReactFlow<WorkflowFlowNode, WorkflowFlowEdge>
+      colorMode={resolvedTheme === "dark" ? "dark" : "light"}
+      deleteKeyCode={null}
+      edgeTypes={EDGE_COMPONENTS}
+      edges={edges}
+      fitView
+      fitViewOptions={{ padding: 0.2, maxZoom: 1.25 }}
+      maxZoom={2.5}
+      minZoom={0.05}
+      multiSelectionKeyCode={["Shift", "Meta", "Control"]}
+      nodeTypes={NODE_COMPONENTS}
+      nodes={nodes}
+      nodesConnectable={!readOnly}
+      nodesDraggable={!readOnly}
+      // Past a few hundred nodes, drawing what is off screen is most of the cost.
+      onlyRenderVisibleElements={nodes.length > 150}
+      proOptions={PRO_OPTIONS}
+      selectionKeyCode="Shift"
+      onConnect={onConnect}
+      onDragOver={onDragOver}
+      onDrop={onDrop}
+      onEdgesChange={onEdgesChange}
+      onNodeDragStop={onNodeDragStop}
+      onNodesChange={onNodesChange}
+    >
+      <Background gap={20} size={1} />
+      <MiniMap ariaLabel="Minimap" pannable style={MINIMAP_STYLE} zoomable />
+      <Controls aria-label="Zoom controls" showInteractive={false} />
+    </ReactFlow>
+  );
+}

@@ -1,0 +1,192 @@
+import type { Edge, Node } from "@xyflow/react";
+import { LAYOUT_DEFAULTS, NODE_TYPES } from "@/engine";
+import type { WorkflowDefinition, WorkflowNode } from "@/engine";
+import type { DiffKind } from "./editor-store";
+import { edgeKey } from "./graph-edits";
+
+/**
+ * The definition as React Flow nodes and edges: one RF node per workflow node
+ * (`ref` ↔ `id`, `parent` ↔ `parentId`), one RF edge per workflow edge (`case`
+ * ↔ `sourceHandle`). A projection, never stored.
+ *
+ * React Flow skips a node whose object is identical to last render's, so the
+ * mapper keeps each RF node object as long as everything it is built from is
+ * unchanged: dragging one node of a thousand rebuilds one object. That is what
+ * keeps big workflows responsive (n8n re-renders the whole canvas).
+ */
+
+/** What every custom node receives. */
+export interface WorkflowNodeData extends Record<string, unknown> {
+  node: WorkflowNode;
+  problemCount: number;
+  firstProblem: string | null;
+  diff: DiffKind | null;
+}
+
+export type TaskFlowNode = Node<WorkflowNodeData, "task">;
+export type SwitchFlowNode = Node<WorkflowNodeData, "switch">;
+export type LoopFlowNode = Node<WorkflowNodeData, "loop">;
+export type WorkflowFlowNode = TaskFlowNode | SwitchFlowNode | LoopFlowNode;
+
+export interface WorkflowEdgeData extends Record<string, unknown> {
+  caseLabel: string | null;
+  diff: DiffKind | null;
+}
+export type WorkflowFlowEdge = Edge<WorkflowEdgeData, "workflow">;
+
+/** The canvas type a workflow node is drawn as. */
+export function flowNodeType(node: WorkflowNode): WorkflowFlowNode["type"] {
+  if (NODE_TYPES[node.type].isContainer) return "loop";
+  if (node.type === "SWITCH") return "switch";
+  return "task";
+}
+
+/** A loop is drawn around its body; the smallest an empty one gets. */
+export const LOOP_MIN_SIZE = Object.freeze({ width: 360, height: 200 });
+
+/**
+ * A loop's size: its body's extent plus the container padding. Sizes are not
+ * stored in the definition — they follow from where the children are.
+ */
+export function loopSize(
+  children: readonly WorkflowNode[],
+  measured: ReadonlyMap<string, { width: number; height: number }>,
+): { width: number; height: number } {
+  const pad = LAYOUT_DEFAULTS.containerPadding;
+  let width: number = LOOP_MIN_SIZE.width;
+  let height: number = LOOP_MIN_SIZE.height;
+  for (const child of children) {
+    const size = measured.get(child.ref) ?? { width: LAYOUT_DEFAULTS.nodeWidth, height: LAYOUT_DEFAULTS.nodeHeight };
+    width = Math.max(width, child.position.x + size.width + pad.right);
+    height = Math.max(height, child.position.y + size.height + pad.bottom);
+  }
+  return { width: Math.ceil(width), height: Math.ceil(height) };
+}
+
+export interface FlowInputs {
+  definition: WorkflowDefinition;
+  selectedNodes: ReadonlySet<string>;
+  selectedEdges: ReadonlySet<string>;
+  problemsByRef: ReadonlyMap<string, readonly { message: string }[]>;
+  measured: ReadonlyMap<string, { width: number; height: number }>;
+  diff: ReadonlyMap<string, DiffKind> | null;
+  readOnly: boolean;
+}
+
+interface CachedNode {
+  node: WorkflowNode;
+  selected: boolean;
+  problemKey: string;
+  width: number | undefined;
+  height: number | undefined;
+  diff: DiffKind | null;
+  readOnly: boolean;
+  flow: WorkflowFlowNode;
+}
+
+interface CachedEdge {
+  edge: WorkflowDefinition["edges"][number];
+  selected: boolean;
+  diff: DiffKind | null;
+  flow: WorkflowFlowEdge;
+}
+
+/** A mapper with memory: call it with each new state; unchanged nodes come back as the same objects. */
+export function createFlowMapper() {
+  let nodeCache = new Map<string, CachedNode>();
+  let edgeCache = new Map<string, CachedEdge>();
+
+  function nodes(inputs: FlowInputs): WorkflowFlowNode[] {
+    const { definition, selectedNodes, problemsByRef, measured, diff, readOnly } = inputs;
+    const childrenOf = new Map<string, WorkflowNode[]>();
+    for (const n of definition.nodes) {
+      if (n.parent === undefined) continue;
+      const list = childrenOf.get(n.parent);
+      if (list) list.push(n);
+      else childrenOf.set(n.parent, [n]);
+    }
+    const next = new Map<string, CachedNode>();
+    const out: WorkflowFlowNode[] = [];
+    const push = (n: WorkflowNode) => {
+      const selected = selectedNodes.has(n.ref);
+      const problems = problemsByRef.get(n.ref);
+      // Validation rebuilds the lists on every edit; compare what the node shows, not the list's identity.
+      const problemKey = problems ? `${problems.length}|${problems[0]?.message ?? ""}` : "";
+      const isLoop = NODE_TYPES[n.type].isContainer;
+      const size = isLoop ? loopSize(childrenOf.get(n.ref) ?? [], measured) : undefined;
+      const nodeDiff = diff?.get(n.ref) ?? null;
+      const prev = nodeCache.get(n.ref);
+      if (
+        prev &&
+        prev.node === n &&
+        prev.selected === selected &&
+        prev.problemKey === problemKey &&
+        prev.width === size?.width &&
+        prev.height === size?.height &&
+        prev.diff === nodeDiff &&
+        prev.readOnly === readOnly
+      ) {
+        next.set(n.ref, prev);
+        out.push(prev.flow);
+        return;
+      }
+      const flow = {
+        id: n.ref,
+        type: flowNodeType(n),
+        position: n.position,
+        data: { node: n, problemCount: problems?.length ?? 0, firstProblem: problems?.[0]?.message ?? null, diff: nodeDiff },
+        selected,
+        draggable: !readOnly,
+        connectable: !readOnly,
+        deletable: !readOnly,
+        ...(n.parent !== undefined ? { parentId: n.parent } : {}),
+        ...(size ? { width: size.width, height: size.height, style: { width: size.width, height: size.height } } : {}),
+        ...(measured.get(n.ref) && !size ? { measured: measured.get(n.ref) } : {}),
+      } as WorkflowFlowNode;
+      next.set(n.ref, { node: n, selected, problemKey, width: size?.width, height: size?.height, diff: nodeDiff, readOnly, flow });
+      out.push(flow);
+    };
+    // React Flow needs a parent before its children.
+    const known = new Set(definition.nodes.map((n) => n.ref));
+    for (const n of definition.nodes) if (n.parent === undefined || !known.has(n.parent)) push(n);
+    for (const n of definition.nodes) if (n.parent !== undefined && known.has(n.parent)) push(n);
+    nodeCache = next;
+    return out;
+  }
+
+  function edges(inputs: FlowInputs): WorkflowFlowEdge[] {
+    const { definition, selectedEdges, diff } = inputs;
+    const next = new Map<string, CachedEdge>();
+    const out: WorkflowFlowEdge[] = [];
+    const seen = new Set<string>();
+    for (const e of definition.edges) {
+      let id = edgeKey(e);
+      // A hand-written definition may repeat an edge; the validator reports it, the canvas still needs unique ids.
+      for (let i = 2; seen.has(id); i++) id = `${edgeKey(e)}#${i}`;
+      seen.add(id);
+      const selected = selectedEdges.has(id);
+      const edgeDiff = diff?.get(`edge:${id}`) ?? null;
+      const prev = edgeCache.get(id);
+      if (prev && prev.edge === e && prev.selected === selected && prev.diff === edgeDiff) {
+        next.set(id, prev);
+        out.push(prev.flow);
+        continue;
+      }
+      const flow: WorkflowFlowEdge = {
+        id,
+        source: e.source,
+        target: e.target,
+        sourceHandle: e.case ?? null,
+        type: "workflow",
+        selected,
+        data: { caseLabel: e.case ?? null, diff: edgeDiff },
+      };
+      next.set(id, { edge: e, selected, diff: edgeDiff, flow });
+      out.push(flow);
+    }
+    edgeCache = next;
+    return out;
+  }
+
+  return { nodes, edges };
+}

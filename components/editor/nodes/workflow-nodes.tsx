@@ -1,0 +1,256 @@
+"use client";
+
+import { Handle, Position } from "@xyflow/react";
+import type { NodeProps, NodeTypes } from "@xyflow/react";
+import { CircleAlert, Plus, X } from "lucide-react";
+import { memo, useState } from "react";
+import type { KeyboardEvent } from "react";
+import { DEFAULT_CASE, LAYOUT_DEFAULTS, NODE_TYPES } from "@/engine";
+import type { WorkflowNode } from "@/engine";
+import { useEditor, useEditorStore } from "../editor-context";
+import type { DiffKind } from "../editor-store";
+import type { LoopFlowNode, SwitchFlowNode, TaskFlowNode, WorkflowNodeData } from "../flow-mapping";
+import { NodeIconTile } from "./node-icon";
+
+/** One line saying what a node does, under its title. */
+export function nodeSummary(node: WorkflowNode): string {
+  switch (node.type) {
+    case "SIMPLE":
+      return node.name;
+    case "HTTP":
+      return `${node.httpRequest.method ?? "GET"} ${node.httpRequest.uri}`;
+    case "SUB_WORKFLOW":
+      return node.subWorkflowParam?.name ?? (node.workflowDefinition ? `inline: ${node.workflowDefinition.name}` : "");
+    case "START_WORKFLOW":
+      return node.startWorkflow.name;
+    case "WAIT":
+      return node.duration ?? node.until ?? (node.signal ? "until signalled" : "");
+    case "TERMINATE":
+      return node.terminationStatus;
+    case "FORK_JOIN_DYNAMIC":
+      return node.forkTaskName ?? "";
+    case "EVENT":
+      return node.sink;
+    case "JSON_JQ_TRANSFORM":
+      return node.queryExpression;
+    default:
+      return "";
+  }
+}
+
+const DIFF_RING: Readonly<Record<DiffKind, string>> = {
+  added: "ring-2 ring-emerald-500",
+  changed: "ring-2 ring-amber-500",
+  removed: "ring-2 ring-danger opacity-60 [border-style:dashed]",
+};
+
+const DIFF_LABEL: Readonly<Record<DiffKind, string>> = { added: "Added", changed: "Changed", removed: "Removed" };
+
+function frameClass(selected: boolean, data: WorkflowNodeData): string {
+  const ring = data.diff ? DIFF_RING[data.diff] : selected ? "ring-2 ring-accent" : data.problemCount > 0 ? "ring-1 ring-danger" : "";
+  return `rounded-xl border bg-surface shadow-sm transition-shadow ${data.problemCount > 0 ? "border-danger" : "border-separator"} ${ring}`;
+}
+
+function ProblemBadge({ data }: { data: WorkflowNodeData }) {
+  if (data.problemCount === 0) return null;
+  return (
+    <span
+      aria-label={`${data.problemCount} problem${data.problemCount === 1 ? "" : "s"}: ${data.firstProblem ?? ""}`}
+      className="absolute -top-2 -right-2 flex h-5 min-w-5 items-center justify-center gap-0.5 rounded-full bg-danger px-1 text-[11px] font-semibold text-white shadow"
+      data-testid="node-problems"
+      role="img"
+      title={data.firstProblem ?? undefined}
+    >
+      <CircleAlert aria-hidden className="size-3" />
+      {data.problemCount}
+    </span>
+  );
+}
+
+function DiffBadge({ diff }: { diff: DiffKind | null }) {
+  if (!diff) return null;
+  const tone = diff === "added" ? "bg-emerald-600" : diff === "changed" ? "bg-amber-600" : "bg-danger";
+  return <span className={`absolute -top-2 left-3 rounded-full px-1.5 text-[10px] font-semibold text-white ${tone}`}>{DIFF_LABEL[diff]}</span>;
+}
+
+function NodeTitle({ node }: { node: WorkflowNode }) {
+  const info = NODE_TYPES[node.type];
+  const summary = nodeSummary(node);
+  return (
+    <div className="flex min-w-0 flex-1 flex-col leading-tight">
+      <span className="truncate text-sm font-medium text-foreground">{node.label ?? node.ref}</span>
+      <span className="truncate text-xs text-muted">
+        {info.label}
+        {summary ? ` · ${summary}` : ""}
+      </span>
+    </div>
+  );
+}
+
+const handleClass = "!size-2.5 !border-2 !border-surface !bg-muted";
+
+/** Every node type but SWITCH and DO_WHILE. */
+export const TaskNode = memo(function TaskNode({ data, selected }: NodeProps<TaskFlowNode>) {
+  const { node } = data;
+  return (
+    <div
+      className={`relative flex items-center gap-2.5 px-3 ${frameClass(selected, data)}`}
+      data-node-type={node.type}
+      style={{ width: LAYOUT_DEFAULTS.nodeWidth, height: LAYOUT_DEFAULTS.nodeHeight }}
+    >
+      <Handle className={handleClass} position={Position.Top} type="target" />
+      <NodeIconTile type={node.type} />
+      <NodeTitle node={node} />
+      <ProblemBadge data={data} />
+      <DiffBadge diff={data.diff} />
+      {/* Nothing runs after a TERMINATE, so it offers nothing to connect from. */}
+      {node.type === "TERMINATE" ? null : <Handle className={handleClass} position={Position.Bottom} type="source" />}
+    </div>
+  );
+});
+
+/** The width a SWITCH needs for its handles: one slot per case plus default. */
+export function switchWidth(caseCount: number): number {
+  return Math.max(LAYOUT_DEFAULTS.nodeWidth, (caseCount + 1) * 96 + (caseCount > 0 ? 0 : 40));
+}
+
+/** A SWITCH: one output handle per case plus default, labelled on the node, labels editable in place. */
+export const SwitchNode = memo(function SwitchNode({ data, selected }: NodeProps<SwitchFlowNode>) {
+  const node = data.node;
+  const cases = node.type === "SWITCH" ? node.cases : [];
+  const handles = [...cases, DEFAULT_CASE];
+  const readOnly = useEditor((s) => s.readOnly);
+  const store = useEditorStore();
+  const width = switchWidth(cases.length);
+  return (
+    <div className={`relative flex flex-col ${frameClass(selected, data)}`} data-node-type="SWITCH" style={{ width }}>
+      <Handle className={handleClass} position={Position.Top} type="target" />
+      <div className="flex items-center gap-2.5 px-3 pt-2.5 pb-1.5">
+        <NodeIconTile type="SWITCH" />
+        <NodeTitle node={node} />
+        {readOnly ? null : (
+          <button
+            aria-label={`Add a case to ${node.ref}`}
+            className="nodrag flex size-6 items-center justify-center rounded-md text-muted hover:bg-default hover:text-foreground"
+            title="Add a case"
+            type="button"
+            onClick={(e) => {
+              e.stopPropagation();
+              store.getState().addCase(node.ref);
+            }}
+          >
+            <Plus className="size-3.5" />
+          </button>
+        )}
+      </div>
+      <div className="flex border-t border-separator">
+        {handles.map((label) => (
+          <CaseSlot key={label} label={label} readOnly={readOnly || label === DEFAULT_CASE} switchRef={node.ref} />
+        ))}
+      </div>
+      <ProblemBadge data={data} />
+      <DiffBadge diff={data.diff} />
+    </div>
+  );
+});
+
+function CaseSlot({ switchRef, label, readOnly }: { switchRef: string; label: string; readOnly: boolean }) {
+  const store = useEditorStore();
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(label);
+  const [error, setError] = useState<string | null>(null);
+  const finish = (save: boolean) => {
+    if (save) {
+      const problem = store.getState().renameCase(switchRef, label, draft);
+      if (problem) {
+        setError(problem);
+        return;
+      }
+    }
+    setError(null);
+    setEditing(false);
+  };
+  const onKey = (e: KeyboardEvent<HTMLInputElement>) => {
+    e.stopPropagation();
+    if (e.key === "Enter") finish(true);
+    if (e.key === "Escape") finish(false);
+  };
+  return (
+    <div className="relative flex min-w-0 flex-1 flex-col items-center px-1 pt-1 pb-3" data-case={label}>
+      {editing ? (
+        <input
+          aria-invalid={error ? true : undefined}
+          aria-label={`Case label ${label}`}
+          autoFocus
+          className="nodrag w-full rounded border border-accent bg-background px-1 text-center text-xs outline-none"
+          title={error ?? undefined}
+          value={draft}
+          onBlur={() => finish(true)}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={onKey}
+        />
+      ) : (
+        <span className="group flex max-w-full items-center gap-0.5">
+          <button
+            aria-label={readOnly ? `Case ${label}` : `Rename case ${label}`}
+            className={`nodrag truncate rounded px-1 text-xs ${label === DEFAULT_CASE ? "text-muted italic" : "text-foreground"} ${readOnly ? "cursor-default" : "hover:bg-default"}`}
+            disabled={readOnly}
+            title={readOnly ? label : "Double-click to rename"}
+            type="button"
+            onDoubleClick={(e) => {
+              e.stopPropagation();
+              setDraft(label);
+              setEditing(true);
+            }}
+          >
+            {label}
+          </button>
+          {readOnly ? null : (
+            <button
+              aria-label={`Remove case ${label}`}
+              className="nodrag hidden rounded text-muted group-hover:block hover:text-danger"
+              type="button"
+              onClick={(e) => {
+                e.stopPropagation();
+                store.getState().removeCase(switchRef, label);
+              }}
+            >
+              <X className="size-3" />
+            </button>
+          )}
+        </span>
+      )}
+      {error ? <span className="absolute top-full z-10 mt-1 w-40 rounded bg-danger px-1.5 py-0.5 text-[11px] text-white">{error}</span> : null}
+      <Handle className={handleClass} id={label} position={Position.Bottom} type="source" />
+    </div>
+  );
+}
+
+/** A DO_WHILE: a container whose children are its body. Its size follows the body (flow-mapping's loopSize). */
+export const LoopNode = memo(function LoopNode({ data, selected }: NodeProps<LoopFlowNode>) {
+  const node = data.node;
+  const detail = node.type === "DO_WHILE" ? (node.items !== undefined ? "once per item" : "while the condition holds") : "";
+  return (
+    <div
+      className={`relative h-full w-full rounded-2xl border-2 border-dashed bg-accent-soft/30 ${data.problemCount > 0 ? "border-danger" : "border-accent/40"} ${
+        data.diff ? DIFF_RING[data.diff] : selected ? "ring-2 ring-accent" : ""
+      }`}
+      data-node-type="DO_WHILE"
+    >
+      <Handle className={handleClass} position={Position.Top} type="target" />
+      <div className="flex items-center gap-2.5 px-3 pt-2.5">
+        <NodeIconTile size="sm" type="DO_WHILE" />
+        <div className="flex min-w-0 flex-col leading-tight">
+          <span className="truncate text-sm font-medium text-foreground">{node.label ?? node.ref}</span>
+          <span className="truncate text-xs text-muted">Loop · {detail}</span>
+        </div>
+      </div>
+      <ProblemBadge data={data} />
+      <DiffBadge diff={data.diff} />
+      <Handle className={handleClass} position={Position.Bottom} type="source" />
+    </div>
+  );
+});
+
+/** Module-level, as React Flow asks: a new object per render would remount every node. */
+export const NODE_COMPONENTS: NodeTypes = { task: TaskNode, switch: SwitchNode, loop: LoopNode };
