@@ -1,4 +1,5 @@
-import { findNodeAtLocation, parseTree } from "jsonc-parser";
+import { findNodeAtLocation, parse as parseTolerant, parseTree, printParseErrorCode } from "jsonc-parser";
+import type { ParseError } from "jsonc-parser";
 import type { Node as JsonNode } from "jsonc-parser";
 import { isNodeType } from "@/engine";
 import type { Problem, WorkflowDefinition } from "@/engine";
@@ -40,18 +41,23 @@ function at(text: string, from: number, to: number, message: string): TextProble
 }
 
 /**
- * Parses the text, or says where and why it is not JSON (V8's message names a
- * position; without one, the end of the text).
+ * Parses the text, or says where and why it is not JSON. JSON.parse decides
+ * (it is the parser that matters); V8's message does not always carry a
+ * position, so jsonc-parser, in strict mode, finds where the text breaks.
  */
 export function parseJsonText(text: string): { ok: true; value: unknown } | { ok: false; problem: TextProblem } {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
+    const errors: ParseError[] = [];
+    parseTolerant(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+    const first = errors[0];
+    if (first) {
+      const words = printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+      return { ok: false, problem: at(text, first.offset, first.offset + Math.max(first.length, 1), `Not valid JSON: ${words}`) };
+    }
     const message = error instanceof Error ? error.message : String(error);
-    const position = /position (\d+)/.exec(message);
-    const offset = position ? Math.min(Number(position[1]), text.length) : text.length;
-    const clean = message.replace(/^JSON\.parse: /, "").replace(/ in JSON at position \d+.*$/, "").replace(/\s*\(line \d+ column \d+\)$/, "");
-    return { ok: false, problem: at(text, offset, Math.min(offset + 1, text.length), clean) };
+    return { ok: false, problem: at(text, text.length, text.length, `Not valid JSON: ${message}`) };
   }
 }
 
