@@ -1,36 +1,99 @@
 "use client";
 
-import { Alert, Button, Card, Chip, SearchField, Skeleton, Table, Tooltip } from "@heroui/react";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Alert, Button, Card, Chip, Dropdown, SearchField, Skeleton, Table, Tooltip, buttonVariants } from "@heroui/react";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
-import { useDeferredValue, useState } from "react";
+import { Upload } from "lucide-react";
+import type { Route } from "next";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useDeferredValue, useMemo, useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { EmptyStatePanel } from "./empty-state-panel";
+import { RunStatusChip } from "./executions/run-status-chip";
 import { pluralize } from "./format";
-import { RefreshIcon } from "./icons";
+import { MoreIcon, PlusIcon, RefreshIcon } from "./icons";
 import { WorkflowCanvasIllustration } from "./illustrations";
 import { RelativeTime } from "./relative-time";
-import { useNamespace } from "./console-session";
+import { useConsoleSession } from "./console-session";
 import { NoNamespacePanel } from "./no-namespace-panel";
+import { ConfirmActionDialog } from "./settings/confirm-action-dialog";
 import { useTRPC } from "./trpc";
+import { ImportWorkflowDialog } from "./workflows/import-workflow-dialog";
 
 type WorkflowSummary = inferRouterOutputs<AppRouter>["workflows"]["list"][number];
 
 /** The workflows of the namespace the console is showing (the switcher's choice). */
 export function CurrentNamespaceWorkflowList() {
-  const namespace = useNamespace();
+  const { namespace, role } = useConsoleSession();
   if (!namespace) return <NoNamespacePanel />;
   // Keyed: a search typed in one namespace does not carry over to the next.
-  return <WorkflowList key={namespace} namespace={namespace} />;
+  // Creating, importing and deleting need the edit permission (editor and up);
+  // the server checks it again, this only spares a viewer buttons that would be refused.
+  return <WorkflowList key={namespace} canEdit={role === "editor" || role === "admin"} namespace={namespace} />;
 }
 
-export function WorkflowList({ namespace }: { namespace: string }) {
+/** Links styled as buttons: navigation stays a real link (middle-click, open in new tab). */
+function NewWorkflowLink({ variant = "primary" }: { variant?: "primary" | "secondary" }) {
+  return (
+    <Link className={buttonVariants({ size: "sm", variant })} href="/workflows/new">
+      <PlusIcon className="size-4" />
+      New workflow
+    </Link>
+  );
+}
+
+function ImportButton({ onPress }: { onPress: () => void }) {
+  return (
+    <Button size="sm" variant="secondary" onPress={onPress}>
+      <Upload aria-hidden="true" className="size-4" />
+      Import
+    </Button>
+  );
+}
+
+export function WorkflowList({ namespace, canEdit = false }: { namespace: string; canEdit?: boolean }) {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
+  const [importing, setImporting] = useState(false);
+  const [deleting, setDeleting] = useState<WorkflowSummary | null>(null);
   // Typing stays responsive; the query follows the deferred value.
   const term = useDeferredValue(search.trim());
   const input = term ? { namespace, search: term } : { namespace };
   const list = useQuery({ ...trpc.workflows.list.queryOptions(input), placeholderData: keepPreviousData });
+  // Every name, not only the ones a search shows: the import dialog says when a name is taken.
+  const all = useQuery({ ...trpc.workflows.list.queryOptions({ namespace }), enabled: importing });
+  const existing = useMemo(() => new Map((all.data ?? []).map((w) => [w.name, w.latestVersion])), [all.data]);
+  const remove = useMutation(
+    trpc.workflows.delete.mutationOptions({
+      onSuccess: async () => {
+        setDeleting(null);
+        await queryClient.invalidateQueries(trpc.workflows.list.pathFilter());
+      },
+    }),
+  );
+
+  const dialogs = (
+    <>
+      <ImportWorkflowDialog existing={existing} isOpen={importing} namespace={namespace} onOpenChange={setImporting} />
+      <ConfirmActionDialog
+        confirmLabel="Delete workflow"
+        error={remove.error?.message ?? null}
+        isOpen={deleting !== null}
+        isPending={remove.isPending}
+        pendingLabel="Deleting…"
+        title={`Delete “${deleting?.name ?? ""}”?`}
+        onConfirm={() => deleting && remove.mutate({ namespace, name: deleting.name })}
+        onOpenChange={(open) => (open ? undefined : setDeleting(null))}
+      >
+        <p>
+          It leaves this list and can no longer be started by name. Its {deleting ? pluralize(deleting.versionCount, "version") : "versions"} and
+          past runs are kept: runs still show the version they ran, and saving a workflow with this name again starts a new version.
+        </p>
+      </ConfirmActionDialog>
+    </>
+  );
 
   if (list.isError && !list.data) {
     return (
@@ -52,27 +115,33 @@ export function WorkflowList({ namespace }: { namespace: string }) {
   const rows = list.data;
   if (rows.length === 0 && !term && !search) {
     return (
-      <EmptyStatePanel
-        illustration={<WorkflowCanvasIllustration />}
-        title="No workflows yet"
-        upcoming={[
-          {
-            title: "Design on a canvas",
-            detail: "Drag tasks onto a diagram and wire them together; the diagram is the definition.",
-          },
-          {
-            title: "Import from Conductor",
-            detail: "Bring an existing Conductor WorkflowDef JSON and get the same workflow as a graph.",
-          },
-          {
-            title: "Version every save",
-            detail: "Each save is a new immutable version; runs keep the version they started on.",
-          },
-        ]}
-      >
-        Workflows in the <span className="font-medium text-foreground">{namespace}</span> namespace will be listed here,
-        each with its latest version, as soon as the first definition is saved.
-      </EmptyStatePanel>
+      <>
+        <EmptyStatePanel
+          action={
+            canEdit ? (
+              <div className="flex flex-wrap justify-center gap-2">
+                <NewWorkflowLink />
+                <ImportButton onPress={() => setImporting(true)} />
+              </div>
+            ) : null
+          }
+          illustration={<WorkflowCanvasIllustration />}
+          title="No workflows yet"
+        >
+          {canEdit ? (
+            <>
+              Design one on the canvas, or import a node-flow or Conductor WorkflowDef JSON file. Workflows in the{" "}
+              <span className="font-medium text-foreground">{namespace}</span> namespace are listed here with their latest version and last run.
+            </>
+          ) : (
+            <>
+              Workflows in the <span className="font-medium text-foreground">{namespace}</span> namespace are listed here once an editor saves the
+              first one.
+            </>
+          )}
+        </EmptyStatePanel>
+        {dialogs}
+      </>
     );
   }
 
@@ -89,7 +158,7 @@ export function WorkflowList({ namespace }: { namespace: string }) {
         <Tooltip delay={400}>
           <Button
             aria-label="Refresh"
-            className="ml-auto"
+            className="ml-auto sm:ml-0"
             isDisabled={list.isFetching}
             isIconOnly
             size="sm"
@@ -100,6 +169,12 @@ export function WorkflowList({ namespace }: { namespace: string }) {
           </Button>
           <Tooltip.Content>Refresh</Tooltip.Content>
         </Tooltip>
+        {canEdit ? (
+          <div className="flex shrink-0 items-center gap-2 sm:ml-auto">
+            <ImportButton onPress={() => setImporting(true)} />
+            <NewWorkflowLink />
+          </div>
+        ) : null}
       </div>
 
       {rows.length === 0 ? (
@@ -114,9 +189,36 @@ export function WorkflowList({ namespace }: { namespace: string }) {
         <WorkflowTable
           footer={term ? `${pluralize(rows.length, "match", "matches")} for “${term}”` : `${pluralize(rows.length, "workflow")} in ${namespace}`}
           rows={rows}
+          onDelete={
+            canEdit
+              ? (row) => {
+                  remove.reset();
+                  setDeleting(row);
+                }
+              : undefined
+          }
         />
       )}
+      {dialogs}
     </div>
+  );
+}
+
+function workflowHref(name: string): Route {
+  return `/workflows/${encodeURIComponent(name)}` as Route;
+}
+
+function LastRun({ run, compact = false }: { run: WorkflowSummary["lastRun"]; compact?: boolean }) {
+  if (!run) return <span className="text-[13px] text-muted">{compact ? "Never run" : "Never"}</span>;
+  return (
+    <Link
+      aria-label={`Last run: ${run.status.toLowerCase().replace("_", " ")}`}
+      className="inline-flex items-center gap-2 rounded-md outline-none focus-visible:ring-2 focus-visible:ring-focus"
+      href={`/executions/${run.id}` as Route}
+    >
+      <RunStatusChip status={run.status} />
+      <RelativeTime className="text-[13px] whitespace-nowrap text-muted" iso={run.startedAt} />
+    </Link>
   );
 }
 
@@ -128,7 +230,8 @@ function VersionChip({ version }: { version: number }) {
   );
 }
 
-function WorkflowTable({ rows, footer }: { rows: WorkflowSummary[]; footer: string }) {
+function WorkflowTable({ rows, footer, onDelete }: { rows: WorkflowSummary[]; footer: string; onDelete?: (row: WorkflowSummary) => void }) {
+  const router = useRouter();
   return (
     <Table>
       <Table.ScrollContainer>
@@ -141,7 +244,11 @@ function WorkflowTable({ rows, footer }: { rows: WorkflowSummary[]; footer: stri
               table's rounded corners are drawn on the last cell of a row.
             */}
             <Table.Column className="hidden w-36 sm:table-cell">Version</Table.Column>
-            <Table.Column className="w-28 sm:w-40">Updated</Table.Column>
+            <Table.Column className="hidden w-52 md:table-cell">Last run</Table.Column>
+            <Table.Column className="hidden w-36 sm:table-cell">Updated</Table.Column>
+            <Table.Column className="w-14">
+              <span className="sr-only">Actions</span>
+            </Table.Column>
           </Table.Header>
           <Table.Body>
             {rows.map((row) => (
@@ -149,13 +256,25 @@ function WorkflowTable({ rows, footer }: { rows: WorkflowSummary[]; footer: stri
                 <Table.Cell>
                   <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
                     <span className="flex min-w-0 items-center gap-2">
-                      <span className="truncate font-medium text-foreground">{row.name}</span>
+                      <Link
+                        className="truncate rounded-sm font-medium text-foreground underline-offset-2 outline-none hover:underline focus-visible:ring-2 focus-visible:ring-focus"
+                        href={workflowHref(row.name)}
+                      >
+                        {row.name}
+                      </Link>
                       <span className="shrink-0 sm:hidden">
                         <VersionChip version={row.latestVersion} />
                       </span>
                     </span>
                     <span className="line-clamp-2 text-[13px] text-muted sm:line-clamp-1">
                       {row.description ?? <span className="italic">No description</span>}
+                    </span>
+                    {/* Narrow screens fold the last run and the update time into this cell. */}
+                    <span className="mt-1 flex flex-wrap items-center gap-x-3 gap-y-1 md:hidden">
+                      <LastRun compact run={row.lastRun} />
+                      <span className="text-[13px] text-muted sm:hidden">
+                        Updated <RelativeTime iso={row.updatedAt} />
+                      </span>
                     </span>
                   </div>
                 </Table.Cell>
@@ -165,8 +284,44 @@ function WorkflowTable({ rows, footer }: { rows: WorkflowSummary[]; footer: stri
                     {row.versionCount > 1 ? <span className="text-xs text-muted">of {row.versionCount}</span> : null}
                   </div>
                 </Table.Cell>
+                <Table.Cell className="hidden md:table-cell">
+                  <LastRun run={row.lastRun} />
+                </Table.Cell>
+                <Table.Cell className="hidden sm:table-cell">
+                  <RelativeTime className="text-sm whitespace-nowrap text-muted" iso={row.updatedAt} />
+                </Table.Cell>
                 <Table.Cell>
-                  <RelativeTime className="text-[13px] text-muted sm:text-sm sm:whitespace-nowrap" iso={row.updatedAt} />
+                  <div className="flex justify-end">
+                    <Dropdown>
+                      <Button aria-label={`Actions for ${row.name}`} isIconOnly size="sm" variant="ghost">
+                        <MoreIcon className="size-4" />
+                      </Button>
+                      <Dropdown.Popover placement="bottom end">
+                        <Dropdown.Menu
+                          aria-label={`Actions for ${row.name}`}
+                          disabledKeys={onDelete ? [] : ["delete"]}
+                          onAction={(action) => {
+                            // Menu items navigate through the router: no RouterProvider is set up for HeroUI's hrefs.
+                            if (action === "open") router.push(workflowHref(row.name));
+                            else if (action === "last-run" && row.lastRun) router.push(`/executions/${row.lastRun.id}` as Route);
+                            else if (action === "delete") onDelete?.(row);
+                          }}
+                        >
+                          <Dropdown.Item id="open" textValue="Open in the editor">
+                            Open in the editor
+                          </Dropdown.Item>
+                          {row.lastRun ? (
+                            <Dropdown.Item id="last-run" textValue="Open the last run">
+                              Open the last run
+                            </Dropdown.Item>
+                          ) : null}
+                          <Dropdown.Item id="delete" textValue="Delete" variant="danger">
+                            Delete…
+                          </Dropdown.Item>
+                        </Dropdown.Menu>
+                      </Dropdown.Popover>
+                    </Dropdown>
+                  </div>
                 </Table.Cell>
               </Table.Row>
             ))}
