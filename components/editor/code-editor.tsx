@@ -9,8 +9,8 @@ import type { StringStream, TagStyle } from "@codemirror/language";
 import type { Diagnostic } from "@codemirror/lint";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
 import type { Extension } from "@codemirror/state";
-import { Annotation, Compartment, EditorState, Transaction } from "@codemirror/state";
-import { EditorView } from "@codemirror/view";
+import { Annotation, Compartment, EditorState, Prec, Transaction } from "@codemirror/state";
+import { EditorView, keymap, placeholder as placeholderExtension } from "@codemirror/view";
 import { basicSetup } from "codemirror";
 import type { RefObject } from "react";
 import { useEffect, useRef, useSyncExternalStore } from "react";
@@ -41,6 +41,10 @@ export interface CodeEditorProps {
   /** e.g. "60vh"; the editor scrolls inside it. */
   maxHeight?: string;
   className?: string;
+  /** Beyond the base interface: one line, no gutters, Enter inserts nothing (pasted newlines become spaces). For `${…}` text fields. */
+  singleLine?: boolean;
+  /** Shown while the document is empty (e.g. the default the engine applies). */
+  placeholder?: string;
 }
 
 /** Marks the transactions that push a new `value` in, so they do not echo back as onChange. */
@@ -206,6 +210,29 @@ function readOnlyExtension(readOnly: boolean, ariaLabel: string): Extension {
   ];
 }
 
+function modeExtension(singleLine: boolean, placeholder: string | undefined): Extension {
+  const out: Extension[] = placeholder ? [placeholderExtension(placeholder)] : [];
+  if (!singleLine) return out;
+  out.push(
+    EditorView.theme({
+      ".cm-gutters": { display: "none" },
+      ".cm-activeLine": { backgroundColor: "transparent" },
+      ".cm-content": { padding: "7px 2px" },
+      ".cm-scroller": { overflowX: "auto", overflowY: "hidden" },
+    }),
+    // Below autocompletion's own Enter (Prec.highest), so Enter still accepts a suggestion.
+    Prec.high(keymap.of([{ key: "Enter", run: () => true }])),
+    EditorState.transactionFilter.of((tr) => {
+      if (!tr.docChanged || tr.newDoc.lines === 1) return tr;
+      const text = tr.newDoc.toString();
+      const changes: { from: number; to: number; insert: string }[] = [];
+      for (const match of text.matchAll(/\r?\n/g)) changes.push({ from: match.index, to: match.index + match[0].length, insert: " " });
+      return [tr, { changes, sequential: true }];
+    }),
+  );
+  return out;
+}
+
 function completionExtension(source: CompletionSource | undefined): Extension {
   return source ? autocompletion({ override: [source], activateOnTyping: true }) : [];
 }
@@ -254,7 +281,21 @@ function useDarkClass(): boolean {
  * from the document replaces it (as a minimal change, outside the undo
  * history) without calling onChange.
  */
-export function CodeEditor({ value, onChange, onBlur, language, ariaLabel, readOnly = false, diagnostics, completions, minHeight, maxHeight, className }: CodeEditorProps) {
+export function CodeEditor({
+  value,
+  onChange,
+  onBlur,
+  language,
+  ariaLabel,
+  readOnly = false,
+  diagnostics,
+  completions,
+  minHeight,
+  maxHeight,
+  className,
+  singleLine = false,
+  placeholder,
+}: CodeEditorProps) {
   const hostRef = useRef<HTMLDivElement>(null);
   const viewRef = useRef<EditorView | null>(null);
   // The text the document holds as far as the props are concerned: comparing
@@ -263,7 +304,7 @@ export function CodeEditor({ value, onChange, onBlur, language, ariaLabel, readO
   const onChangeRef = useRef(onChange);
   const onBlurRef = useRef(onBlur);
   const dark = useDarkClass();
-  const compartments = useRef<{ language: Compartment; theme: Compartment; size: Compartment; readOnly: Compartment; completions: Compartment } | null>(null);
+  const compartments = useRef<Record<CompartmentName, Compartment> | null>(null);
 
   useEffect(() => {
     onChangeRef.current = onChange;
@@ -271,12 +312,19 @@ export function CodeEditor({ value, onChange, onBlur, language, ariaLabel, readO
   });
 
   // Created once; the initial props are read through refs so this effect has no dependencies.
-  const initial = useRef({ value, language, ariaLabel, readOnly, completions, minHeight, maxHeight, dark, diagnostics });
+  const initial = useRef({ value, language, ariaLabel, readOnly, completions, minHeight, maxHeight, dark, diagnostics, singleLine, placeholder });
   useEffect(() => {
     const host = hostRef.current;
     if (!host) return;
     const init = initial.current;
-    const c = { language: new Compartment(), theme: new Compartment(), size: new Compartment(), readOnly: new Compartment(), completions: new Compartment() };
+    const c: Record<CompartmentName, Compartment> = {
+      language: new Compartment(),
+      theme: new Compartment(),
+      size: new Compartment(),
+      readOnly: new Compartment(),
+      completions: new Compartment(),
+      mode: new Compartment(),
+    };
     compartments.current = c;
     const view = new EditorView({
       parent: host,
@@ -290,6 +338,7 @@ export function CodeEditor({ value, onChange, onBlur, language, ariaLabel, readO
           c.size.of(sizeExtension(init.minHeight, init.maxHeight)),
           c.readOnly.of(readOnlyExtension(init.readOnly, init.ariaLabel)),
           c.completions.of(completionExtension(init.completions)),
+          c.mode.of(modeExtension(init.singleLine, init.placeholder)),
           EditorView.updateListener.of((update) => {
             if (!update.docChanged) return;
             if (update.transactions.every((tr) => tr.annotation(external) === true)) return;
@@ -334,12 +383,13 @@ export function CodeEditor({ value, onChange, onBlur, language, ariaLabel, readO
   useReconfigure(viewRef, compartments, "size", `${minHeight ?? ""}|${maxHeight ?? ""}`, () => sizeExtension(minHeight, maxHeight));
   useReconfigure(viewRef, compartments, "readOnly", `${readOnly}|${ariaLabel}`, () => readOnlyExtension(readOnly, ariaLabel));
   useReconfigure(viewRef, compartments, "completions", completions, () => completionExtension(completions));
+  useReconfigure(viewRef, compartments, "mode", `${singleLine}|${placeholder ?? ""}`, () => modeExtension(singleLine, placeholder));
 
   // The host reserves the editor's height before it mounts, so the layout does not jump.
   return <div ref={hostRef} className={className} data-language={language} style={minHeight ? { minHeight } : undefined} />;
 }
 
-type CompartmentName = "language" | "theme" | "size" | "readOnly" | "completions";
+type CompartmentName = "language" | "theme" | "size" | "readOnly" | "completions" | "mode";
 
 /** Reconfigures one compartment when `key` changes (skipping the first run: the view was created with it). */
 function useReconfigure(

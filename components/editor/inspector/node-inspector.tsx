@@ -1,0 +1,225 @@
+"use client";
+
+import type { CompletionSource } from "@codemirror/autocomplete";
+import { Alert, Chip, Description, Disclosure, FieldError, Input, Label, TextField } from "@heroui/react";
+import type { JSX } from "react";
+import { useCallback, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { NODE_TYPES } from "@/engine";
+import type { Problem, WorkflowDefinition, WorkflowNode } from "@/engine";
+import { NodeIconTile } from "../nodes/node-icon";
+import { createUpstreamIndex, expressionCompletionSource, expressionOptions } from "./expression-completions";
+import type { ExpressionOption } from "./expression-completions";
+import { FieldInput, NO_PROBLEMS } from "./fields";
+import { FormFields } from "./form-fields";
+import type { FieldSpec } from "./form-model";
+import { assignProblems, fieldIds, nodeFormModel, nodeRelativePath, problemsUnder, setIn } from "./form-model";
+
+export interface NodeInspectorProps {
+  /** The whole current definition (for autocomplete and context). */
+  definition: WorkflowDefinition;
+  /** The selected node. */
+  node: WorkflowNode;
+  /** The engine validator's problems for this node (problem.ref === node.ref). */
+  problems: readonly Problem[];
+  readOnly: boolean;
+  /** A new node object for each edit; `field` is the edited field's path joined by ".". */
+  onChange: (next: WorkflowNode, field: string) => void;
+  /** Returns an error message, or null when renamed. */
+  onRenameRef: (newRef: string) => string | null;
+}
+
+/** Section headings, in the palette's style. */
+export function SectionHeading({ children }: { children: string }) {
+  return <h3 className="text-[11px] font-semibold tracking-wide text-muted uppercase">{children}</h3>;
+}
+
+/**
+ * The selected node's form, generated from its type's schema (form-model.ts):
+ * identity first, then the type's fields, then policies (closed) and
+ * `optional`. Edits go out as whole new nodes; problems come in as props —
+ * nothing here validates or walks the graph per keystroke. Completions read
+ * the latest definition through a ref only when the popup asks, and the
+ * upstream set behind them is cached while the graph's shape is unchanged.
+ */
+export function NodeInspector({ definition, node, problems, readOnly, onChange, onRenameRef }: NodeInspectorProps): JSX.Element {
+  const info = NODE_TYPES[node.type];
+  const model = nodeFormModel(node.type);
+  const latest = useRef({ node, definition, onChange });
+  useLayoutEffect(() => {
+    latest.current = { node, definition, onChange };
+  });
+
+  const onValue = useCallback(
+    (spec: FieldSpec, value: unknown) => {
+      const { node: current, onChange: emit } = latest.current;
+      emit(setIn(current, spec.path, value, model.optionalObjects), spec.id);
+    },
+    [model],
+  );
+
+  const [upstream] = useState(createUpstreamIndex);
+  const optionsCache = useRef<{ definition: WorkflowDefinition; ref: string; options: readonly ExpressionOption[] } | null>(null);
+  const completions = useMemo(() => {
+    const options = () => {
+      const { definition: def, node: current } = latest.current;
+      const cached = optionsCache.current;
+      if (cached && cached.definition === def && cached.ref === current.ref) return cached.options;
+      const computed = expressionOptions(def, current.ref, upstream(def, current.ref));
+      optionsCache.current = { definition: def, ref: current.ref, options: computed };
+      return computed;
+    };
+    const sources = new Map<string, CompletionSource>();
+    const visit = (fields: readonly FieldSpec[]) => {
+      for (const f of fields) {
+        if (f.completions) sources.set(f.id, expressionCompletionSource(options, f.kind === "expression" ? (f.options ?? []) : []));
+        if (f.children) visit(f.children);
+      }
+    };
+    visit([...model.common, ...model.specific, ...model.policy]);
+    return sources;
+  }, [model, upstream]);
+
+  const ids = useMemo(() => fieldIds([...model.common, ...model.specific, ...model.policy, ...(model.optional ? [model.optional] : [])]), [model]);
+  const assigned = useMemo(() => assignProblems(problems, ids, nodeRelativePath), [problems, ids]);
+  const policyProblems = problemsUnder(assigned, "policy").length;
+  const [policiesOpen, setPoliciesOpen] = useState(false);
+
+  const evaluatorType = "evaluatorType" in node ? node.evaluatorType : undefined;
+  const scriptLanguage = useCallback(
+    (spec: FieldSpec): "javascript" | "jq" | "text" => (spec.language === "jq" ? "jq" : spec.language === "switch" && evaluatorType === "value-param" ? "text" : "javascript"),
+    [evaluatorType],
+  );
+
+  const render = useCallback(
+    (spec: FieldSpec) =>
+      spec.id === "ref" ? <RefField key={node.ref} current={node.ref} problems={assigned.byField.get("ref") ?? NO_PROBLEMS} readOnly={readOnly} spec={spec} onRename={onRenameRef} /> : undefined,
+    [node.ref, assigned, readOnly, onRenameRef],
+  );
+
+  const shared = { target: node, assigned, readOnly, onValue, completions, scriptLanguage, render };
+
+  return (
+    <aside aria-label="Inspector" className="flex flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node">
+      <header className="flex items-start gap-3">
+        <NodeIconTile type={node.type} />
+        <div className="min-w-0 flex-1">
+          <h2 className="truncate text-base font-semibold tracking-tight text-foreground">{node.label ?? node.ref}</h2>
+          <p className="text-xs text-muted">{info.description}</p>
+        </div>
+        <Chip aria-label={`Type ${node.type}`} className="shrink-0 font-mono" size="sm" variant="secondary">
+          {node.type}
+        </Chip>
+      </header>
+
+      {assigned.other.length > 0 ? <OtherProblems problems={assigned.other} /> : null}
+
+      <section aria-label="General" className="flex flex-col gap-4">
+        <FormFields {...shared} fields={model.common} />
+      </section>
+
+      {model.specific.length > 0 ? (
+        <section aria-label={info.label} className="flex flex-col gap-4">
+          <SectionHeading>{info.label}</SectionHeading>
+          <FormFields {...shared} fields={model.specific} />
+        </section>
+      ) : null}
+
+      <Disclosure className="rounded-xl border border-separator" isExpanded={policiesOpen} onExpandedChange={setPoliciesOpen}>
+        <Disclosure.Heading>
+          <Disclosure.Trigger className="flex w-full items-center gap-2 px-3 py-2.5 text-left text-sm font-medium text-foreground">
+            <span className="flex-1">Policies</span>
+            {policyProblems > 0 ? (
+              <Chip color="danger" size="sm" variant="soft">
+                {policyProblems === 1 ? "1 problem" : `${policyProblems} problems`}
+              </Chip>
+            ) : null}
+            <Disclosure.Indicator />
+          </Disclosure.Trigger>
+        </Disclosure.Heading>
+        <Disclosure.Content>
+          <Disclosure.Body className="flex flex-col gap-4 px-3 pb-3">
+            {/* Mounted only while open: fifteen fields, two of them CodeMirror, for something rarely edited. */}
+            {policiesOpen ? (
+              <>
+                <Description>Retries, timeouts, rate limits and caching. Empty fields use the task definition&apos;s value, then Conductor&apos;s default (shown greyed).</Description>
+                <FormFields {...shared} fields={model.policy} />
+              </>
+            ) : null}
+          </Disclosure.Body>
+        </Disclosure.Content>
+      </Disclosure>
+
+      {model.optional ? (
+        <FieldInput problems={assigned.byField.get(model.optional.id) ?? NO_PROBLEMS} readOnly={readOnly} spec={model.optional} value={node.optional} onValue={onValue} />
+      ) : null}
+    </aside>
+  );
+}
+
+/** Problems of the node that belong to no field: its edges, unknown keys, the node as a whole. */
+export function OtherProblems({ problems }: { problems: readonly Problem[] }) {
+  return (
+    <Alert status="danger">
+      <Alert.Indicator />
+      <Alert.Content>
+        <Alert.Title>{problems.length === 1 ? "1 problem" : `${problems.length} problems`}</Alert.Title>
+        <Alert.Description>
+          <ul className="flex list-disc flex-col gap-0.5 pl-4">
+            {problems.map((p, i) => (
+              <li key={`${p.code}-${i}`}>{p.message}</li>
+            ))}
+          </ul>
+        </Alert.Description>
+      </Alert.Content>
+    </Alert>
+  );
+}
+
+/**
+ * The ref is renamed through the store (which rewrites edges, parents and
+ * expressions that name it), on Enter or when the field loses focus — never
+ * per keystroke, since every intermediate text would be a rename.
+ */
+function RefField({ spec, current, problems, readOnly, onRename }: { spec: FieldSpec; current: string; problems: readonly Problem[]; readOnly: boolean; onRename: (to: string) => string | null }) {
+  const [draft, setDraft] = useState(current);
+  const [error, setError] = useState<string | null>(null);
+  const commit = () => {
+    const to = draft.trim();
+    if (to === current) {
+      setDraft(current);
+      setError(null);
+      return;
+    }
+    const refusal = onRename(to);
+    setError(refusal);
+  };
+  const errors = [...problems.map((p) => p.message), ...(error ? [error] : [])];
+  return (
+    <TextField
+      data-field="ref"
+      isInvalid={errors.length > 0}
+      isReadOnly={readOnly}
+      isRequired
+      name="ref"
+      validationBehavior="aria"
+      value={draft}
+      onBlur={commit}
+      onChange={(next) => {
+        setDraft(next);
+        setError(null);
+      }}
+      onKeyDown={(event) => {
+        if (event.key === "Enter") commit();
+        if (event.key === "Escape") {
+          setDraft(current);
+          setError(null);
+        }
+      }}
+    >
+      <Label>{spec.label}</Label>
+      <Input className="font-mono" spellCheck={false} />
+      {spec.description ? <Description>{spec.description}</Description> : null}
+      <FieldError>{errors.join(" ")}</FieldError>
+    </TextField>
+  );
+}
