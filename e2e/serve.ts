@@ -1,7 +1,7 @@
 /**
  * Boots the real app for Playwright: an embedded Postgres 18 in a throwaway
- * data directory, migrated, then the production server (`next start`) against
- * it. Playwright's webServer runs this and sends SIGTERM when the run ends.
+ * data directory, migrated, then the production server (`next start`) and the
+ * worker sidecar against it. Playwright's webServer runs this and sends SIGTERM when the run ends.
  *
  *   npx tsx e2e/serve.ts            # builds first (what `npx playwright test` does)
  *   E2E_SKIP_BUILD=1 npx tsx e2e/serve.ts   # reuse the existing .next build
@@ -55,34 +55,42 @@ async function createDatabase(adminUrl: string): Promise<string> {
   return url.toString();
 }
 
+/** Stops a child and everything it forked (next may fork workers of its own), forcing it after 5 s. */
+async function stopGroup(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  const pid = child.pid;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  process.kill(-pid, "SIGTERM");
+  const forced = setTimeout(() => process.kill(-pid, "SIGKILL"), 5000);
+  await exited;
+  clearTimeout(forced);
+}
+
 async function main(): Promise<void> {
   if (process.env.E2E_SKIP_BUILD !== "1") build();
 
   const dataDir = path.join(process.cwd(), ".test-data", `e2e-pg-${process.pid}-${randomBytes(3).toString("hex")}`);
+  // Beside Postgres's directory, not inside it: initdb wants its own to itself.
+  const appDataDir = `${dataDir}-app`;
   const statePath = e2eStatePath(E2E_PORT);
   mkdirSync(path.dirname(dataDir), { recursive: true });
 
   let postgres: RunningEmbeddedPostgres | undefined;
   let server: ChildProcess | undefined;
+  let sidecar: ChildProcess | undefined;
   let stopping = false;
 
   const stop = async (code: number): Promise<never> => {
     if (stopping) return new Promise<never>(() => undefined);
     stopping = true;
-    if (server && server.exitCode === null && server.signalCode === null && server.pid) {
-      const exited = new Promise<void>((resolve) => server?.once("exit", () => resolve()));
-      // The whole group: next may fork workers of its own.
-      process.kill(-server.pid, "SIGTERM");
-      const forced = setTimeout(() => server?.pid && process.kill(-server.pid, "SIGKILL"), 5000);
-      await exited;
-      clearTimeout(forced);
-    }
+    await Promise.all([server, sidecar].map((child) => stopGroup(child)));
     try {
       await postgres?.stop();
     } catch (error) {
       log(`stopping Postgres failed: ${(error as Error).message}`);
     }
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(appDataDir, { recursive: true, force: true });
     rmSync(statePath, { force: true });
     // The owner's session belongs to this run's database, which is gone now.
     rmSync(ownerStatePath(E2E_PORT), { force: true });
@@ -113,18 +121,32 @@ async function main(): Promise<void> {
     const baseUrl = `http://127.0.0.1:${E2E_PORT}`;
     writeFileSync(statePath, JSON.stringify({ baseUrl, databaseUrl }, null, 2));
 
+    // Web and sidecar share the secret and the data directory (the blob store of offloaded payloads).
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: "production",
+      DATABASE_URL: databaseUrl,
+      NODE_FLOW_SECRET: randomBytes(32).toString("hex"),
+      NODE_FLOW_DATA_DIR: appDataDir,
+      NODE_FLOW_METRICS_PORT: "0",
+      PORT: String(E2E_PORT),
+      HOST: "127.0.0.1",
+    };
     server = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], {
       detached: true,
       stdio: ["ignore", "inherit", "inherit"],
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        DATABASE_URL: databaseUrl,
-        NODE_FLOW_SECRET: randomBytes(32).toString("hex"),
-        NODE_FLOW_ROLES: "api",
-        PORT: String(E2E_PORT),
-        HOST: "127.0.0.1",
-      },
+      env: { ...env, NODE_FLOW_ROLES: "api" },
+    });
+    // The sidecar runs the decider and the pollers, so runs started in the UI move on as they would in production.
+    sidecar = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], {
+      detached: true,
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...env, NODE_FLOW_ROLES: "decider,poller", LOG_LEVEL: "warn" },
+    });
+    sidecar.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+      if (stopping) return;
+      log(`the sidecar exited on its own (${signal ?? `code ${code}`})`);
+      void stop(1);
     });
     server.once("exit", (code, signal) => {
       if (stopping) return;

@@ -5,6 +5,10 @@ import * as edits from "./graph-edits";
 
 const at = { x: 0, y: 0 };
 
+function reasonOf(check: edits.ConnectionCheck): string {
+  return check.ok ? "(allowed)" : check.reason;
+}
+
 function chain(): WorkflowDefinition {
   return {
     schemaVersion: 1,
@@ -27,9 +31,9 @@ describe("uniqueRef", () => {
 describe("checkConnection", () => {
   it("refuses self-loops, duplicates and cycles with a reason", () => {
     const d = chain();
-    expect(edits.checkConnection(d, { source: "a", target: "a" })).toMatchObject({ ok: false, reason: expect.stringContaining("itself") });
-    expect(edits.checkConnection(d, { source: "a", target: "b" })).toMatchObject({ ok: false, reason: expect.stringContaining("already") });
-    expect(edits.checkConnection(d, { source: "c", target: "a" })).toMatchObject({ ok: false, reason: expect.stringContaining("cycle") });
+    expect(reasonOf(edits.checkConnection(d, { source: "a", target: "a" }))).toContain("itself");
+    expect(reasonOf(edits.checkConnection(d, { source: "a", target: "b" }))).toContain("already");
+    expect(reasonOf(edits.checkConnection(d, { source: "c", target: "a" }))).toContain("cycle");
     expect(edits.checkConnection(d, { source: "a", target: "c" })).toMatchObject({ ok: true });
   });
 
@@ -46,7 +50,7 @@ describe("checkConnection", () => {
   it("refuses edges across a loop's border", () => {
     const d = chain();
     d.nodes.push(createNode("DO_WHILE", "loop", at), createNode("SIMPLE", "inside", at, "loop"));
-    expect(edits.checkConnection(d, { source: "a", target: "inside" })).toMatchObject({ ok: false, reason: expect.stringContaining("border") });
+    expect(reasonOf(edits.checkConnection(d, { source: "a", target: "inside" }))).toContain("border");
     expect(edits.checkConnection(d, { source: "c", target: "loop" })).toMatchObject({ ok: true });
   });
 });

@@ -1,0 +1,206 @@
+import { expect, test } from "@playwright/test";
+import type { Locator, Page } from "@playwright/test";
+import type { Db } from "../db/pool";
+import type { WorkflowDefinition } from "../engine";
+import { openE2eDb, uniqueSuffix } from "./identity";
+
+/**
+ * The editor, used the way a person uses it: drag from the palette, connect
+ * handles, type in the inspector, save, reload; every assertion that matters
+ * is on what the database then holds.
+ */
+
+let db: Db;
+test.beforeAll(() => {
+  db = openE2eDb();
+});
+test.afterAll(async () => {
+  await db.destroy();
+});
+
+const node = (page: Page, ref: string): Locator => page.locator(`.react-flow__node[data-id="${ref}"]`);
+const pane = (page: Page): Locator => page.locator(".react-flow__pane");
+
+async function storedVersions(name: string) {
+  return db.selectFrom("WorkflowDefinitions").select(["version", "graph", "message"]).where("name", "=", name).orderBy("version").execute();
+}
+
+async function dragFromPalette(page: Page, label: string, at: { x: number; y: number }) {
+  await page.getByRole("button", { name: `Add ${label}` }).dragTo(pane(page), { targetPosition: at });
+}
+
+/** Drags from one node's source handle (a SWITCH case's, when given) to another's target handle. */
+async function connect(page: Page, from: string, to: string, caseLabel?: string) {
+  const source = caseLabel
+    ? node(page, from).locator(`[data-case="${caseLabel}"] .react-flow__handle.source`)
+    : node(page, from).locator(".react-flow__handle.source");
+  const a = (await source.boundingBox())!;
+  const b = (await node(page, to).locator(".react-flow__handle.target").boundingBox())!;
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
+  await page.mouse.up();
+}
+
+async function newWorkflow(page: Page, name: string) {
+  await page.goto("/workflows/new");
+  await expect(page.getByTestId("workflow-editor")).toBeVisible();
+  const nameField = page.getByRole("complementary", { name: "Inspector" }).getByRole("textbox", { name: "Name", exact: true });
+  await nameField.fill(name);
+  await nameField.blur();
+}
+
+async function save(page: Page, message?: string) {
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  const dialog = page.getByRole("dialog", { name: "Save a new version" });
+  if (message) await dialog.getByRole("textbox", { name: "Message (optional)" }).fill(message);
+  await dialog.getByRole("button", { name: "Save version" }).click();
+  await expect(dialog).toBeHidden();
+}
+
+test("draw, connect, configure, save and reload: the database holds exactly what was drawn", async ({ page }) => {
+  const name = `e2e-drawn-${uniqueSuffix()}`;
+  await newWorkflow(page, name);
+
+  await dragFromPalette(page, "Worker task", { x: 300, y: 120 });
+  await expect(node(page, "simple")).toBeVisible();
+  await dragFromPalette(page, "Worker task", { x: 300, y: 320 });
+  await expect(node(page, "simple_2")).toBeVisible();
+
+  // A node cannot connect to itself: refused, with the reason on screen.
+  await connect(page, "simple", "simple");
+  await expect(page.getByRole("status")).toContainText("cannot connect to itself");
+
+  await connect(page, "simple", "simple_2");
+  await expect(page.locator(".react-flow__edge")).toHaveCount(1);
+
+  // Configure the second node in the inspector.
+  await node(page, "simple_2").click();
+  const inspector = page.getByRole("complementary", { name: "Inspector" });
+  await inspector.getByLabel("Task type").fill("charge_card");
+  await inspector.getByLabel("Task type").blur();
+  await expect(node(page, "simple_2")).toContainText("charge_card");
+
+  await save(page, "first draft");
+  await expect(page).toHaveURL(new RegExp(`/workflows/${name}$`));
+
+  const [v1] = await storedVersions(name);
+  expect(v1?.message).toBe("first draft");
+  const graph = v1!.graph as WorkflowDefinition;
+  expect(graph.name).toBe(name);
+  expect(graph.nodes.map((n) => [n.ref, n.type, n.name])).toEqual([
+    ["simple", "SIMPLE", "my_task"],
+    ["simple_2", "SIMPLE", "charge_card"],
+  ]);
+  expect(graph.edges.map((e) => [e.source, e.target])).toEqual([["simple", "simple_2"]]);
+
+  // A reload draws the identical diagram from the stored positions.
+  const before = await node(page, "simple_2").boundingBox();
+  await page.reload();
+  await expect(node(page, "simple_2")).toBeVisible();
+  const after = await node(page, "simple_2").boundingBox();
+  expect(after).toEqual(before);
+  const rendered = await page.locator(".react-flow__node").evaluateAll((els) => els.map((e) => e.getAttribute("data-id")));
+  expect(rendered.sort()).toEqual(["simple", "simple_2"]);
+
+  // Undo and redo, one step per action.
+  await dragFromPalette(page, "No-op", { x: 520, y: 220 });
+  await expect(node(page, "noop")).toBeVisible();
+  await pane(page).click({ position: { x: 40, y: 40 } });
+  await page.keyboard.press("Control+z");
+  await expect(node(page, "noop")).toHaveCount(0);
+  await page.keyboard.press("Control+Shift+z");
+  await expect(node(page, "noop")).toBeVisible();
+
+  // Dropped onto the edge, a node is inserted into it.
+  await page.keyboard.press("Control+z");
+  const edgeBox = (await page.locator(".react-flow__edge").first().boundingBox())!;
+  const paneBox = (await pane(page).boundingBox())!;
+  await dragFromPalette(page, "No-op", { x: edgeBox.x - paneBox.x + edgeBox.width / 2, y: edgeBox.y - paneBox.y + edgeBox.height / 2 });
+  await expect(node(page, "noop")).toBeVisible();
+  await expect(page.locator(".react-flow__edge")).toHaveCount(2);
+  await save(page, "inserted a step");
+  const versions = await storedVersions(name);
+  expect(versions.map((v) => v.version)).toEqual([1, 2]);
+  expect((versions[1]!.graph as WorkflowDefinition).edges.map((e) => [e.source, e.target])).toEqual([
+    ["simple", "noop"],
+    ["noop", "simple_2"],
+  ]);
+});
+
+test("an edit in the JSON view shows on the canvas at once; broken JSON keeps the diagram", async ({ page }) => {
+  await newWorkflow(page, `e2e-json-${uniqueSuffix()}`);
+  await dragFromPalette(page, "Worker task", { x: 300, y: 150 });
+  await expect(node(page, "simple")).toBeVisible();
+
+  await page.getByRole("tab", { name: "JSON" }).click();
+  const editor = page.getByRole("textbox", { name: "Definition JSON" });
+  await expect(editor).toContainText('"ref": "simple"');
+  const text = (await editor.textContent()) ?? "";
+  expect(text).toContain("my_task");
+
+  // Broken JSON: the location is shown and the diagram keeps the last valid state.
+  await editor.click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText('{ "schemaVersion": 1, "name": oops }');
+  await expect(page.getByRole("alert")).toContainText("Line 1, column");
+  await page.getByRole("tab", { name: "Diagram" }).click();
+  await expect(node(page, "simple")).toBeVisible();
+
+  await page.getByRole("tab", { name: "JSON" }).click();
+  await page.getByRole("textbox", { name: "Definition JSON" }).click();
+  await page.keyboard.press("Control+a");
+  const definition = {
+    schemaVersion: 1,
+    name: "from-json",
+    nodes: [
+      { ref: "simple", type: "SIMPLE", name: "my_task", position: { x: 0, y: 0 }, label: "Typed in JSON" },
+      { ref: "after", type: "NOOP", position: { x: 0, y: 140 } },
+    ],
+    edges: [{ source: "simple", target: "after" }],
+  };
+  await page.keyboard.insertText(JSON.stringify(definition, null, 2));
+  await page.getByRole("tab", { name: "Diagram" }).click();
+  await expect(node(page, "simple")).toContainText("Typed in JSON");
+  await expect(node(page, "after")).toBeVisible();
+  await expect(page.locator(".react-flow__edge")).toHaveCount(1);
+});
+
+test("an invalid node is marked on the canvas and blocks saving", async ({ page }) => {
+  const name = `e2e-invalid-${uniqueSuffix()}`;
+  await newWorkflow(page, name);
+  await dragFromPalette(page, "Switch", { x: 300, y: 120 });
+  await dragFromPalette(page, "Worker task", { x: 300, y: 340 });
+  // A SWITCH edge needs a case: draw from its default handle, then make the task's type empty.
+  await connect(page, "switch", "simple", "default");
+  await node(page, "simple").click();
+  const taskType = page.getByRole("complementary", { name: "Inspector" }).getByLabel("Task type");
+  await taskType.fill("");
+  await taskType.blur();
+
+  await expect(node(page, "simple").getByTestId("node-problems")).toBeVisible();
+  await expect(page.getByTestId("problem-count")).not.toHaveText("0");
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await expect(page.getByRole("status")).toContainText("Fix the");
+  await expect(page.getByRole("dialog", { name: "Save a new version" })).toHaveCount(0);
+  // The problems list jumps to the node.
+  await page.getByRole("list", { name: "Problems" }).getByRole("button").first().click();
+  await expect(page.getByRole("complementary", { name: "Inspector" }).getByLabel("Task type")).toBeVisible();
+  expect(await storedVersions(name)).toHaveLength(0);
+});
+
+test("copy and paste through the clipboard, and the shortcuts dialog lists them", async ({ page }) => {
+  await newWorkflow(page, `e2e-clipboard-${uniqueSuffix()}`);
+  await dragFromPalette(page, "Worker task", { x: 300, y: 150 });
+  await node(page, "simple").click();
+  await page.keyboard.press("Control+c");
+  await page.keyboard.press("Control+v");
+  await expect(node(page, "simple_2")).toBeVisible();
+  await page.keyboard.press("Control+d");
+  await expect(node(page, "simple_3")).toBeVisible();
+
+  await page.keyboard.press("Shift+?");
+  const dialog = page.getByRole("dialog", { name: "Keyboard shortcuts" });
+  await expect(dialog).toContainText("Undo the last change");
+  await expect(dialog).toContainText("Copy the selection");
+});
