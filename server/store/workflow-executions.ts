@@ -87,7 +87,18 @@ export type WorkflowExecutionSummary = Omit<WorkflowExecutionRow, "input" | "out
 export interface ListWorkflowExecutionsOptions {
   namespaceId: string;
   status?: WorkflowStatus;
+  /** Any of these statuses (ANDed with `status` when both are given). */
+  statuses?: readonly WorkflowStatus[];
   defName?: string;
+  defVersion?: number;
+  /**
+   * JSON containment on "input" / "output", one condition per entry, ANDed;
+   * an entry matches when the column contains any of its values. Answered by
+   * the GIN (jsonb_path_ops) indexes, which serve `@>` and nothing else: a
+   * payload offloaded to the blob store (over 256 KB) is stored as {} and is
+   * not searchable.
+   */
+  contains?: readonly { column: "input" | "output"; anyOf: readonly unknown[] }[];
   correlationId?: string;
   /** Runs started at or after this instant. */
   startedFrom?: Date;
@@ -195,7 +206,15 @@ export async function listWorkflowExecutions(
     ])
     .where("namespaceId", "=", namespaceId);
   if (status !== undefined) query = query.where("status", "=", status);
+  if (options.statuses !== undefined && options.statuses.length > 0) query = query.where("status", "in", [...options.statuses]);
   if (defName !== undefined) query = query.where("defName", "=", defName);
+  if (options.defVersion !== undefined) query = query.where("defVersion", "=", options.defVersion);
+  for (const term of options.contains ?? []) {
+    if (term.anyOf.length === 0) continue;
+    // Column names come from the closed union above, never from the caller's text.
+    const column = sql.ref(term.column);
+    query = query.where(sql<boolean>`(${sql.join(term.anyOf.map((value) => sql`${column} @> ${json(value)}::jsonb`), sql` OR `)})`);
+  }
   if (options.correlationId !== undefined) query = query.where("correlationId", "=", options.correlationId);
   if (options.startedFrom !== undefined) query = query.where("startedAt", ">=", options.startedFrom);
   if (options.startedBefore !== undefined) query = query.where("startedAt", "<", options.startedBefore);

@@ -2,6 +2,7 @@ import { createCallerFactory, router } from "../init";
 import { apiKeysRouter } from "./api-keys";
 import { auditRouter } from "./audit";
 import { authRouter } from "./auth";
+import { executionsRouter } from "./executions";
 import { groupsRouter } from "./groups";
 import { namespacesRouter } from "./namespaces";
 import { runsRouter } from "./runs";
@@ -13,6 +14,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   audit: auditRouter,
   auth: authRouter,
+  executions: executionsRouter,
   groups: groupsRouter,
   namespaces: namespacesRouter,
   runs: runsRouter,
