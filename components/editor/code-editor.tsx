@@ -214,12 +214,15 @@ function modeExtension(singleLine: boolean, placeholder: string | undefined): Ex
   const out: Extension[] = placeholder ? [placeholderExtension(placeholder)] : [];
   if (!singleLine) return out;
   out.push(
-    EditorView.theme({
-      ".cm-gutters": { display: "none" },
-      ".cm-activeLine": { backgroundColor: "transparent" },
-      ".cm-content": { padding: "7px 2px" },
-      ".cm-scroller": { overflowX: "auto", overflowY: "hidden" },
-    }),
+    // Highest: it overrides the base theme's active line and padding, whatever the extension order.
+    Prec.highest(
+      EditorView.theme({
+        ".cm-gutters": { display: "none" },
+        ".cm-activeLine": { backgroundColor: "transparent" },
+        ".cm-content": { padding: "7px 4px" },
+        ".cm-scroller": { overflowX: "auto", overflowY: "hidden" },
+      }),
+    ),
     // Below autocompletion's own Enter (Prec.highest), so Enter still accepts a suggestion.
     Prec.high(keymap.of([{ key: "Enter", run: () => true }])),
     EditorState.transactionFilter.of((tr) => {

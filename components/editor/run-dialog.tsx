@@ -201,9 +201,9 @@ export function RunDialog({ namespace, definition, isOpen, onOpenChange }: { nam
                 </div>
               ) : (
                 <div className="flex flex-col gap-1">
-                  <Label id="run-input-json-label">Input</Label>
+                  <Label id="run-input-json-label">Input JSON</Label>
                   <CodeEditor
-                    ariaLabel="Input"
+                    ariaLabel="Input JSON"
                     diagnostics={jsonDiagnostics}
                     language="json"
                     maxHeight="50vh"

@@ -50,12 +50,12 @@ function messages(problems: readonly Problem[]): string {
 function FieldShell({ spec, problems, extraError, children, labelId }: { spec: FieldSpec; problems: readonly Problem[]; extraError?: string | null; children: ReactNode; labelId: string }) {
   const errors = [...problems.map((p) => p.message), ...(extraError ? [extraError] : [])];
   return (
-    <div className="flex flex-col gap-1" data-field={spec.id} data-invalid={errors.length > 0 || undefined}>
+    <div className="flex min-w-0 flex-col gap-1" data-field={spec.id} data-invalid={errors.length > 0 || undefined}>
       <Label id={labelId}>
         {spec.title}
         {spec.required ? <span className="text-danger"> *</span> : null}
       </Label>
-      <div className={errors.length > 0 ? "[&_.cm-editor]:border-danger" : undefined}>{children}</div>
+      <div className={`min-w-0 ${errors.length > 0 ? "[&_.cm-editor]:border-danger" : ""}`}>{children}</div>
       {spec.description && errors.length === 0 ? <Description>{spec.description}</Description> : null}
       {errors.length > 0 ? (
         <p className="text-xs text-danger" data-slot="field-error">
@@ -104,10 +104,9 @@ function IntegerInput({ spec, value, problems, readOnly, onValue }: FieldProps) 
       onChange={(next) => onValue(spec, Number.isNaN(next) ? undefined : next)}
     >
       <Label>{spec.label}</Label>
+      {/* No stepper buttons: they would share the field's label ("Increase Retries"), and typing is how these are set. */}
       <NumberField.Group>
-        <NumberField.DecrementButton />
         <NumberField.Input placeholder={placeholderOf(spec)} />
-        <NumberField.IncrementButton />
       </NumberField.Group>
       {spec.description ? <Description>{spec.description}</Description> : null}
       <FieldError>{messages(problems)}</FieldError>
@@ -215,7 +214,7 @@ function StringListInput({ spec, value, problems, readOnly, onValue }: FieldProp
                 <FieldError>{messages(own)}</FieldError>
               </TextField>
               {readOnly ? null : (
-                <Button aria-label={`Remove ${spec.label.toLowerCase()} ${i + 1}`} isIconOnly size="sm" variant="ghost" onPress={() => set(items.filter((_, j) => j !== i))}>
+                <Button aria-label={`Remove ${spec.label.toLowerCase()} item ${i + 1}`} isIconOnly size="sm" variant="ghost" onPress={() => set(items.filter((_, j) => j !== i))}>
                   <X aria-hidden className="size-4" />
                 </Button>
               )}
@@ -253,7 +252,7 @@ function TagsInput({ spec, value, problems, readOnly, onValue }: FieldProps) {
             <Input placeholder="value" spellCheck={false} />
           </TextField>
           {readOnly ? null : (
-            <Button aria-label={`Remove tag ${i + 1}`} isIconOnly size="sm" variant="ghost" onPress={() => set(tags.filter((_, j) => j !== i))}>
+            <Button aria-label={`Remove tag number ${i + 1}`} isIconOnly size="sm" variant="ghost" onPress={() => set(tags.filter((_, j) => j !== i))}>
               <X aria-hidden className="size-4" />
             </Button>
           )}
@@ -385,7 +384,7 @@ export const FieldInput = memo(function FieldInput(props: FieldProps & { scriptL
       return props.scriptLanguage === "text" ? <TextInput {...props} /> : <ScriptInput {...props} language={props.scriptLanguage ?? "javascript"} />;
     case "group":
       return (
-        <fieldset aria-label={spec.label} className="flex flex-col gap-4 rounded-xl border border-separator p-3" data-field={spec.id}>
+        <fieldset aria-label={spec.label} className="flex min-w-0 flex-col gap-4 rounded-xl border border-separator p-3" data-field={spec.id}>
           <legend className="px-1 text-sm font-medium text-foreground">{spec.title}</legend>
           {spec.description ? <Description className="-mt-2">{spec.description}</Description> : null}
           {props.problems.length > 0 ? <p className="-mt-2 text-xs text-danger">{messages(props.problems)}</p> : null}

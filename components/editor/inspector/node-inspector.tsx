@@ -99,7 +99,7 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
   const shared = { target: node, assigned, readOnly, onValue, completions, scriptLanguage, render };
 
   return (
-    <aside aria-label="Inspector" className="flex flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node">
+    <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node">
       <header className="flex items-start gap-3">
         <NodeIconTile type={node.type} />
         <div className="min-w-0 flex-1">

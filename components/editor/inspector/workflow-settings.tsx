@@ -69,7 +69,7 @@ export function WorkflowSettings({ definition, problems, readOnly, onChange, nam
   );
 
   return (
-    <aside aria-label="Inspector" className="flex flex-col gap-5 p-4" data-panel="workflow">
+    <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-panel="workflow">
       <header>
         <h2 className="text-base font-semibold tracking-tight text-foreground">Workflow settings</h2>
         <p className="text-xs text-muted">Select a node to edit it; these apply to the whole workflow.</p>
