@@ -147,8 +147,9 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
 
   return (
     <div className="flex flex-col gap-4">
-      <div className="flex items-center gap-2">
-        <SearchField aria-label="Search workflows" className="min-w-0 flex-1 sm:max-w-xs" value={search} onChange={setSearch}>
+      {/* On a phone the buttons wrap under the search rather than squeezing it. */}
+      <div className="flex flex-wrap items-center gap-2">
+        <SearchField aria-label="Search workflows" className="min-w-0 flex-1 basis-48 sm:max-w-xs" value={search} onChange={setSearch}>
           <SearchField.Group>
             <SearchField.SearchIcon />
             <SearchField.Input placeholder="Search workflows" />
@@ -158,7 +159,7 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
         <Tooltip delay={400}>
           <Button
             aria-label="Refresh"
-            className="ml-auto sm:ml-0"
+            className="shrink-0"
             isDisabled={list.isFetching}
             isIconOnly
             size="sm"
@@ -170,7 +171,7 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
           <Tooltip.Content>Refresh</Tooltip.Content>
         </Tooltip>
         {canEdit ? (
-          <div className="flex shrink-0 items-center gap-2 sm:ml-auto">
+          <div className="ml-auto flex shrink-0 items-center gap-2">
             <ImportButton onPress={() => setImporting(true)} />
             <NewWorkflowLink />
           </div>
@@ -257,7 +258,8 @@ function WorkflowTable({ rows, footer, onDelete }: { rows: WorkflowSummary[]; fo
                   <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
                     <span className="flex min-w-0 items-center gap-2">
                       <Link
-                        className="truncate rounded-sm font-medium text-foreground underline-offset-2 outline-none hover:underline focus-visible:ring-2 focus-visible:ring-focus"
+                        // Wraps anywhere rather than truncating: a table cell grows to fit its content, so truncation would push the actions off a phone screen.
+                        className="min-w-0 rounded-sm font-medium [overflow-wrap:anywhere] text-foreground underline-offset-2 outline-none hover:underline focus-visible:ring-2 focus-visible:ring-focus"
                         href={workflowHref(row.name)}
                       >
                         {row.name}
@@ -266,7 +268,7 @@ function WorkflowTable({ rows, footer, onDelete }: { rows: WorkflowSummary[]; fo
                         <VersionChip version={row.latestVersion} />
                       </span>
                     </span>
-                    <span className="line-clamp-2 text-[13px] text-muted sm:line-clamp-1">
+                    <span className="line-clamp-2 text-[13px] [overflow-wrap:anywhere] text-muted sm:line-clamp-1">
                       {row.description ?? <span className="italic">No description</span>}
                     </span>
                     {/* Narrow screens fold the last run and the update time into this cell. */}
@@ -281,7 +283,7 @@ function WorkflowTable({ rows, footer, onDelete }: { rows: WorkflowSummary[]; fo
                 <Table.Cell className="hidden sm:table-cell">
                   <div className="flex items-center gap-2">
                     <VersionChip version={row.latestVersion} />
-                    {row.versionCount > 1 ? <span className="text-xs text-muted">of {row.versionCount}</span> : null}
+                    {row.versionCount > 1 ? <span className="text-xs whitespace-nowrap text-muted">of {row.versionCount}</span> : null}
                   </div>
                 </Table.Cell>
                 <Table.Cell className="hidden md:table-cell">

@@ -225,9 +225,9 @@ function IssueList({ issues, title, tone }: { issues: ImportIssue[]; title: stri
       <h3 className={`px-3 pt-2.5 pb-1.5 text-sm font-medium ${tone === "danger" ? "text-danger" : "text-warning"}`}>{title}</h3>
       <ul className="max-h-56 overflow-y-auto px-3 pb-2.5">
         {issues.map((issue, i) => (
-          <li key={i} className="flex flex-col gap-0.5 border-t border-separator py-2 first:border-t-0 sm:flex-row sm:items-baseline sm:gap-3">
-            <span className="flex shrink-0 items-center gap-1.5 sm:w-48">
-              {issue.location ? <code className="truncate font-mono text-xs text-muted" title={issue.location}>{issue.location}</code> : <span className="text-xs text-muted">whole file</span>}
+          <li key={i} className="flex flex-col gap-1 border-t border-separator py-2 first:border-t-0">
+            <span className="flex min-w-0 flex-wrap items-center gap-1.5">
+              {issue.location ? <code className="font-mono text-xs break-all text-muted">{issue.location}</code> : <span className="text-xs text-muted">whole file</span>}
               {issue.ref ? (
                 <Chip className="shrink-0" size="sm" variant="soft">
                   {issue.ref}
