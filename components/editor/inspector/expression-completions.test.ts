@@ -8,6 +8,7 @@ import {
   expressionCompletionSource,
   expressionOptions,
   expressionSpanAt,
+  MAX_OPTIONS,
   matchOptions,
   nodeOptions,
   structureSignature,
@@ -148,6 +149,10 @@ describe("createUpstreamIndex", () => {
     for (let i = 0; i < 100; i++) upstream({ ...def, nodes: [...nodes] }, "n999");
     expect(set.size).toBe(999);
     expect(options.length).toBeGreaterThan(999);
+    // The popup gets the best matches only, prefix matches first.
+    const completed = completeExpression("${n99", 5, options);
+    expect(completed?.options.length).toBeLessThanOrEqual(MAX_OPTIONS);
+    expect(completed?.options[0]?.label).toBe("${n99.output}");
     expect(performance.now() - t0).toBeLessThan(1000);
   });
 
@@ -201,7 +206,7 @@ describe("matchOptions / completeExpression", () => {
 
   it("completes only inside an expression unless asked explicitly", () => {
     expect(completeExpression("abc", 3, options)).toBeNull();
-    expect(completeExpression("abc", 3, options, true)?.options.length).toBe(options.length);
+    expect(completeExpression("abc", 3, options, true)?.options.length).toBe(Math.min(options.length, MAX_OPTIONS));
     expect(completeExpression("${fetch.output.r", 16, options)?.options.map((o) => o.label)).toContain("${fetch.output.response.body}");
     expect(completeExpression("${zzz", 5, options)).toBeNull();
   });

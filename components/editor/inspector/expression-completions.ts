@@ -208,12 +208,19 @@ export function matchOptions(options: readonly ExpressionOption[], typed: string
   return [...starts, ...contains];
 }
 
+/**
+ * At most this many options go to the popup: with 1,000 nodes upstream there
+ * are several thousand, the popup shows a hundred, and handing CodeMirror all
+ * of them costs tens of milliseconds a keystroke. The best (prefix) matches come first.
+ */
+export const MAX_OPTIONS = 250;
+
 /** Completion for `text` at `pos`: the span to replace and the matching options, or null. */
 export function completeExpression(text: string, pos: number, options: readonly ExpressionOption[], explicit = false): { from: number; to: number; options: ExpressionOption[] } | null {
   const span = expressionSpanAt(text, pos);
-  if (span === null) return explicit ? { from: pos, to: pos, options: [...options] } : null;
+  if (span === null) return explicit ? { from: pos, to: pos, options: options.slice(0, MAX_OPTIONS) } : null;
   const matched = matchOptions(options, span.typed);
-  return matched.length === 0 ? null : { from: span.from, to: span.to, options: matched };
+  return matched.length === 0 ? null : { from: span.from, to: span.to, options: matched.slice(0, MAX_OPTIONS) };
 }
 
 const KIND_TYPE: Record<ExpressionOption["kind"], string> = { workflow: "keyword", input: "property", variable: "variable", node: "class" };

@@ -185,6 +185,38 @@ function EnumInput({ spec, value, problems, readOnly, onValue }: FieldProps) {
   );
 }
 
+/**
+ * One list item, sent when it loses focus or on Enter — not per keystroke:
+ * a SWITCH's edges hang on its case labels, and every intermediate label
+ * would be a different case.
+ */
+function ListItemInput({ label, value, invalid, message, readOnly, onCommit }: { label: string; value: string; invalid: boolean; message: string; readOnly: boolean; onCommit: (value: string) => void }) {
+  const [draft, setDraft] = useState(value);
+  useEffect(() => setDraft(value), [value]);
+  const commit = () => {
+    if (draft !== value) onCommit(draft);
+  };
+  return (
+    <TextField
+      aria-label={label}
+      className="min-w-0 flex-1"
+      isInvalid={invalid}
+      isReadOnly={readOnly}
+      validationBehavior="aria"
+      value={draft}
+      onBlur={commit}
+      onChange={setDraft}
+      onKeyDown={(event) => {
+        if (event.key === "Enter") commit();
+        if (event.key === "Escape") setDraft(value);
+      }}
+    >
+      <Input spellCheck={false} />
+      <FieldError>{message}</FieldError>
+    </TextField>
+  );
+}
+
 /** An editable list of strings (SWITCH cases, HUMAN outcomes, joinOn). */
 function StringListInput({ spec, value, problems, readOnly, onValue }: FieldProps) {
   const items = Array.isArray(value) ? value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))) : [];
@@ -201,18 +233,14 @@ function StringListInput({ spec, value, problems, readOnly, onValue }: FieldProp
           return (
             // Index keys: items are plain strings that may repeat; editing one must not remount its input.
             <li key={i} className="flex items-start gap-1.5">
-              <TextField
-                aria-label={`${spec.label} ${i + 1}`}
-                className="min-w-0 flex-1"
-                isInvalid={own.length > 0}
-                isReadOnly={readOnly}
-                validationBehavior="aria"
+              <ListItemInput
+                invalid={own.length > 0}
+                label={`${spec.label} ${i + 1}`}
+                message={messages(own)}
+                readOnly={readOnly}
                 value={item}
-                onChange={(next) => set(items.map((old, j) => (j === i ? next : old)))}
-              >
-                <Input spellCheck={false} />
-                <FieldError>{messages(own)}</FieldError>
-              </TextField>
+                onCommit={(next) => set(items.map((old, j) => (j === i ? next : old)))}
+              />
               {readOnly ? null : (
                 <Button aria-label={`Remove ${spec.label.toLowerCase()} item ${i + 1}`} isIconOnly size="sm" variant="ghost" onPress={() => set(items.filter((_, j) => j !== i))}>
                   <X aria-hidden className="size-4" />
