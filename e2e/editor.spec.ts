@@ -45,7 +45,7 @@ async function connect(page: Page, from: string, to: string, caseLabel?: string)
 async function newWorkflow(page: Page, name: string) {
   await page.goto("/workflows/new");
   await expect(page.getByTestId("workflow-editor")).toBeVisible();
-  const nameField = page.getByRole("complementary", { name: "Inspector" }).getByRole("textbox", { name: "Name", exact: true });
+  const nameField = page.getByRole("complementary", { name: "Inspector" }).getByRole("textbox", { name: /^Name/ });
   await nameField.fill(name);
   await nameField.blur();
 }
@@ -69,7 +69,7 @@ test("draw, connect, configure, save and reload: the database holds exactly what
 
   // A node cannot connect to itself: refused, with the reason on screen.
   await connect(page, "simple", "simple");
-  await expect(page.getByRole("status")).toContainText("cannot connect to itself");
+  await expect(page.getByTestId("editor-notice")).toContainText("cannot connect to itself");
 
   await connect(page, "simple", "simple_2");
   await expect(page.locator(".react-flow__edge")).toHaveCount(1);
@@ -94,14 +94,22 @@ test("draw, connect, configure, save and reload: the database holds exactly what
   ]);
   expect(graph.edges.map((e) => [e.source, e.target])).toEqual([["simple", "simple_2"]]);
 
+  // Where React Flow placed each node, in canvas coordinates (its transform), by ref.
+  const placed = () =>
+    page.locator(".react-flow__node").evaluateAll((els) =>
+      Object.fromEntries(
+        els.map((e) => {
+          const m = /translate\(([-\d.]+)px, ?([-\d.]+)px\)/.exec((e as HTMLElement).style.transform);
+          return [e.getAttribute("data-id"), m ? { x: Number(m[1]), y: Number(m[2]) } : null];
+        }),
+      ),
+    );
+  const before = await placed();
+  expect(before).toEqual(Object.fromEntries(graph.nodes.map((n) => [n.ref, n.position])));
   // A reload draws the identical diagram from the stored positions.
-  const before = await node(page, "simple_2").boundingBox();
   await page.reload();
   await expect(node(page, "simple_2")).toBeVisible();
-  const after = await node(page, "simple_2").boundingBox();
-  expect(after).toEqual(before);
-  const rendered = await page.locator(".react-flow__node").evaluateAll((els) => els.map((e) => e.getAttribute("data-id")));
-  expect(rendered.sort()).toEqual(["simple", "simple_2"]);
+  expect(await placed()).toEqual(before);
 
   // Undo and redo, one step per action.
   await dragFromPalette(page, "No-op", { x: 520, y: 220 });
@@ -181,7 +189,7 @@ test("an invalid node is marked on the canvas and blocks saving", async ({ page 
   await expect(node(page, "simple").getByTestId("node-problems")).toBeVisible();
   await expect(page.getByTestId("problem-count")).not.toHaveText("0");
   await page.getByRole("button", { name: "Save", exact: true }).click();
-  await expect(page.getByRole("status")).toContainText("Fix the");
+  await expect(page.getByTestId("editor-notice")).toContainText("Fix the");
   await expect(page.getByRole("dialog", { name: "Save a new version" })).toHaveCount(0);
   // The problems list jumps to the node.
   await page.getByRole("list", { name: "Problems" }).getByRole("button").first().click();
@@ -203,4 +211,86 @@ test("copy and paste through the clipboard, and the shortcuts dialog lists them"
   const dialog = page.getByRole("dialog", { name: "Keyboard shortcuts" });
   await expect(dialog).toContainText("Undo the last change");
   await expect(dialog).toContainText("Copy the selection");
+});
+
+test("a loop holds the nodes dropped into it; leaving with unsaved changes asks first", async ({ page }) => {
+  const name = `e2e-loop-${uniqueSuffix()}`;
+  await newWorkflow(page, name);
+  await dragFromPalette(page, "Loop", { x: 330, y: 220 });
+  await expect(node(page, "do_while")).toBeVisible();
+  const loop = (await node(page, "do_while").boundingBox())!;
+  const paneBox = (await pane(page).boundingBox())!;
+  await dragFromPalette(page, "Worker task", { x: loop.x - paneBox.x + loop.width / 2, y: loop.y - paneBox.y + loop.height / 2 + 10 });
+  await expect(node(page, "simple")).toBeVisible();
+
+  // Unsaved: the back link asks before it discards anything.
+  await page.getByRole("link", { name: "Back to workflows" }).click();
+  const ask = page.getByRole("alertdialog", { name: "Leave without saving?" });
+  await expect(ask).toBeVisible();
+  await ask.getByRole("button", { name: "Stay" }).click();
+  await expect(page.getByTestId("workflow-editor")).toBeVisible();
+
+  await save(page);
+  const [v1] = await storedVersions(name);
+  const graph = v1!.graph as WorkflowDefinition;
+  expect(graph.nodes.find((n) => n.ref === "simple")?.parent).toBe("do_while");
+});
+
+test("importing a Conductor WorkflowDef draws its diagram", async ({ page }, testInfo) => {
+  const name = `e2e-imported-${uniqueSuffix()}`;
+  const conductor = {
+    name: "orders_from_conductor",
+    version: 3,
+    schemaVersion: 2,
+    tasks: [
+      { name: "reserve_stock", taskReferenceName: "reserve", type: "SIMPLE", inputParameters: { sku: "${workflow.input.sku}" } },
+      {
+        name: "route",
+        taskReferenceName: "route",
+        type: "SWITCH",
+        evaluatorType: "value-param",
+        expression: "kind",
+        inputParameters: { kind: "${reserve.output.kind}" },
+        decisionCases: { express: [{ name: "courier", taskReferenceName: "courier", type: "SIMPLE" }] },
+        defaultCase: [{ name: "post", taskReferenceName: "post", type: "SIMPLE" }],
+      },
+    ],
+  };
+  const file = testInfo.outputPath("orders.conductor.json");
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(file, JSON.stringify(conductor));
+
+  await page.goto("/workflows");
+  await page.getByRole("button", { name: "Import" }).first().click();
+  const dialog = page.getByRole("dialog", { name: "Import a workflow" });
+  await dialog.locator('input[type="file"]').setInputFiles(file);
+  await dialog.getByRole("textbox", { name: "Name" }).fill(name);
+  await dialog.getByRole("button", { name: "Import and open" }).click();
+  await expect(page).toHaveURL(new RegExp(`/workflows/${name}$`));
+  for (const ref of ["reserve", "route", "courier", "post"]) await expect(node(page, ref)).toBeVisible();
+  await expect(page.locator(".react-flow__edge")).toHaveCount(3);
+  const [v1] = await storedVersions(name);
+  expect((v1!.graph as WorkflowDefinition).nodes.map((n) => n.ref).sort()).toEqual(["courier", "post", "reserve", "route"]);
+});
+
+test("Run starts the saved version with the given input and opens the run", async ({ page }) => {
+  const name = `e2e-run-${uniqueSuffix()}`;
+  await newWorkflow(page, name);
+  await dragFromPalette(page, "No-op", { x: 300, y: 150 });
+  await expect(page.getByRole("button", { name: "Run" })).toBeDisabled();
+  await save(page);
+  await page.getByRole("button", { name: "Run" }).click();
+  const dialog = page.getByRole("dialog", { name: "Run workflow" });
+  await dialog.getByRole("textbox", { name: "Input JSON" }).click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText('{"order": 42}');
+  await dialog.getByRole("button", { name: "Start run" }).click();
+  await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
+  const id = page.url().split("/").pop()!;
+  const run = await db.selectFrom("WorkflowExecutions").select(["defName", "defVersion", "input"]).where("id", "=", id).executeTakeFirstOrThrow();
+  expect(run).toEqual({ defName: name, defVersion: 1, input: { order: 42 } });
+  // The sidecar runs it to the end.
+  await expect
+    .poll(async () => (await db.selectFrom("WorkflowExecutions").select("status").where("id", "=", id).executeTakeFirstOrThrow()).status, { timeout: 15_000 })
+    .toBe("COMPLETED");
 });

@@ -27,7 +27,8 @@ export function EditorSidePanel({
 }) {
   const problems = useEditor((s) => s.problems);
   return (
-    <aside aria-label="Side panel" className="flex w-[22rem] shrink-0 flex-col border-l border-separator bg-surface/40">
+    // A plain box: the inspector inside is the page's complementary landmark (named "Inspector").
+    <div className="flex w-[22rem] shrink-0 flex-col border-l border-separator bg-surface/40">
       <div aria-label="Side panel views" className="flex border-b border-separator px-2" role="tablist">
         {(["inspector", "problems"] as const).map((p) => (
           <button
@@ -50,7 +51,7 @@ export function EditorSidePanel({
       <div className="min-h-0 flex-1 overflow-y-auto">
         {panel === "inspector" ? <SelectionInspector nameEditable={nameEditable} /> : <ProblemsList problems={problems} onFocus={onFocusProblem} />}
       </div>
-    </aside>
+    </div>
   );
 }
 

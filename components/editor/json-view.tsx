@@ -72,7 +72,7 @@ export function JsonView() {
   return (
     <div className="flex h-full min-h-0 flex-col gap-2 p-3">
       {broken ? (
-        <Alert status="danger">
+        <Alert role="alert" status="danger">
           <Alert.Indicator />
           <Alert.Content>
             <Alert.Title>

@@ -340,6 +340,7 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
               className={`absolute bottom-4 left-1/2 z-10 max-w-lg -translate-x-1/2 rounded-lg px-4 py-2 text-sm text-white shadow-lg ${
                 notice.tone === "danger" ? "bg-danger" : notice.tone === "success" ? "bg-emerald-600" : "bg-amber-600"
               }`}
+              data-testid="editor-notice"
               role="status"
             >
               {notice.message}

@@ -4,6 +4,7 @@ import { BaseEdge, EdgeLabelRenderer, getSmoothStepPath } from "@xyflow/react";
 import type { EdgeProps, EdgeTypes } from "@xyflow/react";
 import { memo } from "react";
 import type { WorkflowFlowEdge } from "../flow-mapping";
+import { useEdgeTaken } from "../run-overlay";
 
 const DIFF_STROKE = { added: "#10b981", changed: "#f59e0b", removed: "var(--danger)" } as const;
 
@@ -16,7 +17,9 @@ export const WorkflowEdgeView = memo(function WorkflowEdgeView(props: EdgeProps<
   const { id, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, selected, data, markerEnd } = props;
   const [path] = getSmoothStepPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, borderRadius: 10 });
   const diff = data?.diff ?? null;
-  const stroke = diff ? DIFF_STROKE[diff] : selected ? "var(--accent)" : "var(--muted)";
+  // On a run's page: the path taken is drawn strong, the rest faint.
+  const taken = useEdgeTaken(id);
+  const stroke = diff ? DIFF_STROKE[diff] : taken ? "#10b981" : selected ? "var(--accent)" : "var(--muted)";
   return (
     <>
       <BaseEdge
@@ -24,7 +27,12 @@ export const WorkflowEdgeView = memo(function WorkflowEdgeView(props: EdgeProps<
         interactionWidth={24}
         markerEnd={markerEnd}
         path={path}
-        style={{ stroke, strokeWidth: selected || diff ? 2.25 : 1.5, strokeDasharray: diff === "removed" ? "6 4" : undefined }}
+        style={{
+          stroke,
+          strokeWidth: selected || diff || taken ? 2.25 : 1.5,
+          strokeDasharray: diff === "removed" ? "6 4" : undefined,
+          opacity: taken === false ? 0.45 : 1,
+        }}
       />
       {data?.caseLabel ? (
         <EdgeLabelRenderer>

@@ -8,6 +8,8 @@ import type { KeyboardEvent } from "react";
 import { DEFAULT_CASE, LAYOUT_DEFAULTS, NODE_TYPES } from "@/engine";
 import type { WorkflowNode } from "@/engine";
 import { useEditor, useEditorStore } from "../editor-context";
+import { useLoopIteration, useNodeRunState } from "../run-overlay";
+import type { NodeRunState } from "../run-overlay";
 import type { DiffKind } from "../editor-store";
 import type { LoopFlowNode, SwitchFlowNode, TaskFlowNode, WorkflowNodeData } from "../flow-mapping";
 import { NodeIconTile } from "./node-icon";
@@ -89,13 +91,81 @@ function NodeTitle({ node }: { node: WorkflowNode }) {
 
 const handleClass = "!size-2.5 !border-2 !border-surface !bg-muted";
 
+const RUN_TONE: Readonly<Record<NodeRunState["status"], string>> = {
+  SCHEDULED: "bg-default text-muted",
+  IN_PROGRESS: "bg-accent text-white",
+  COMPLETED: "bg-emerald-600 text-white",
+  COMPLETED_WITH_ERRORS: "bg-amber-600 text-white",
+  FAILED: "bg-danger text-white",
+  FAILED_WITH_TERMINAL_ERROR: "bg-danger text-white",
+  TIMED_OUT: "bg-danger text-white",
+  CANCELED: "bg-default text-muted",
+  SKIPPED: "bg-default text-muted",
+};
+
+const RUN_WORD: Readonly<Record<NodeRunState["status"], string>> = {
+  SCHEDULED: "scheduled",
+  IN_PROGRESS: "running",
+  COMPLETED: "completed",
+  COMPLETED_WITH_ERRORS: "completed with errors",
+  FAILED: "failed",
+  FAILED_WITH_TERMINAL_ERROR: "failed",
+  TIMED_OUT: "timed out",
+  CANCELED: "cancelled",
+  SKIPPED: "skipped",
+};
+
+function shortDuration(run: NodeRunState): string | null {
+  if (!run.startedAt) return null;
+  const ms = (run.endedAt ? Date.parse(run.endedAt) : Date.now()) - Date.parse(run.startedAt);
+  if (!Number.isFinite(ms) || ms < 0) return null;
+  return ms < 1000 ? `${ms} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+/** The ring a node gets in a run: its status, pulsing while it runs; grey and faded when the run never reached it. */
+function runFrame(run: NodeRunState | null | undefined): string {
+  if (run === undefined) return "";
+  if (run === null || run.status === "SKIPPED" || run.status === "CANCELED") return "opacity-50 grayscale";
+  if (run.status === "IN_PROGRESS") return "ring-2 ring-accent animate-pulse";
+  if (run.status === "COMPLETED") return "ring-2 ring-emerald-500";
+  if (run.status === "COMPLETED_WITH_ERRORS") return "ring-2 ring-amber-500";
+  if (run.status === "SCHEDULED") return "ring-2 ring-default";
+  return "ring-2 ring-danger";
+}
+
+/** Status, attempts and duration on a node of a run. */
+function RunPill({ run }: { run: NodeRunState | null | undefined }) {
+  if (!run) return null;
+  const duration = shortDuration(run);
+  return (
+    <span
+      className={`absolute -bottom-2.5 right-2 flex items-center gap-1 rounded-full px-1.5 py-px text-[10px] font-semibold shadow ${RUN_TONE[run.status]}`}
+      data-testid="run-status"
+    >
+      {RUN_WORD[run.status]}
+      {run.attempts > 1 ? <span title={`${run.attempts} attempts`}>· ×{run.attempts}</span> : null}
+      {run.instances ? <span>· {run.instances.ended}/{run.instances.total}</span> : null}
+      {duration ? <span className="font-normal opacity-90">· {duration}</span> : null}
+    </span>
+  );
+}
+
+/** undefined in the editor (no run on screen), null for a node the run has not reached. */
+function useRun(ref: string): NodeRunState | null | undefined {
+  const inRun = useLoopIteration(ref) !== null;
+  const run = useNodeRunState(ref);
+  return inRun ? run : undefined;
+}
+
 /** Every node type but SWITCH and DO_WHILE. */
 export const TaskNode = memo(function TaskNode({ data, selected }: NodeProps<TaskFlowNode>) {
   const { node } = data;
+  const run = useRun(node.ref);
   return (
     <div
-      className={`relative flex items-center gap-2.5 px-3 ${frameClass(selected, data)}`}
+      className={`relative flex items-center gap-2.5 px-3 ${frameClass(selected, data)} ${runFrame(run)}`}
       data-node-type={node.type}
+      data-run-status={run === undefined ? undefined : (run?.status ?? "NOT_RUN")}
       style={{ width: LAYOUT_DEFAULTS.nodeWidth, height: LAYOUT_DEFAULTS.nodeHeight }}
     >
       <Handle className={handleClass} position={Position.Top} type="target" />
@@ -103,6 +173,7 @@ export const TaskNode = memo(function TaskNode({ data, selected }: NodeProps<Tas
       <NodeTitle node={node} />
       <ProblemBadge data={data} />
       <DiffBadge diff={data.diff} />
+      <RunPill run={run} />
       {/* Nothing runs after a TERMINATE, so it offers nothing to connect from. */}
       {node.type === "TERMINATE" ? null : <Handle className={handleClass} position={Position.Bottom} type="source" />}
     </div>
@@ -122,8 +193,14 @@ export const SwitchNode = memo(function SwitchNode({ data, selected }: NodeProps
   const readOnly = useEditor((s) => s.readOnly);
   const store = useEditorStore();
   const width = switchWidth(cases.length);
+  const run = useRun(node.ref);
   return (
-    <div className={`relative flex flex-col ${frameClass(selected, data)}`} data-node-type="SWITCH" style={{ width }}>
+    <div
+      className={`relative flex flex-col ${frameClass(selected, data)} ${runFrame(run)}`}
+      data-node-type="SWITCH"
+      data-run-status={run === undefined ? undefined : (run?.status ?? "NOT_RUN")}
+      style={{ width }}
+    >
       <Handle className={handleClass} position={Position.Top} type="target" />
       <div className="flex items-center gap-2.5 px-3 pt-2.5 pb-1.5">
         <NodeIconTile type="SWITCH" />
@@ -150,6 +227,7 @@ export const SwitchNode = memo(function SwitchNode({ data, selected }: NodeProps
       </div>
       <ProblemBadge data={data} />
       <DiffBadge diff={data.diff} />
+      <RunPill run={run} />
     </div>
   );
 });
@@ -230,12 +308,15 @@ function CaseSlot({ switchRef, label, readOnly }: { switchRef: string; label: st
 export const LoopNode = memo(function LoopNode({ data, selected }: NodeProps<LoopFlowNode>) {
   const node = data.node;
   const detail = node.type === "DO_WHILE" ? (node.items !== undefined ? "once per item" : "while the condition holds") : "";
+  const run = useRun(node.ref);
+  const iteration = useLoopIteration(node.ref);
   return (
     <div
       className={`relative h-full w-full rounded-2xl border-2 border-dashed bg-accent-soft/30 ${data.problemCount > 0 ? "border-danger" : "border-accent/40"} ${
         data.diff ? DIFF_RING[data.diff] : selected ? "ring-2 ring-accent" : ""
-      }`}
+      } ${runFrame(run)}`}
       data-node-type="DO_WHILE"
+      data-run-status={run === undefined ? undefined : (run?.status ?? "NOT_RUN")}
     >
       <Handle className={handleClass} position={Position.Top} type="target" />
       <div className="flex items-center gap-2.5 px-3 pt-2.5">
@@ -244,9 +325,27 @@ export const LoopNode = memo(function LoopNode({ data, selected }: NodeProps<Loo
           <span className="truncate text-sm font-medium text-foreground">{node.label ?? node.ref}</span>
           <span className="truncate text-xs text-muted">Loop · {detail}</span>
         </div>
+        {iteration && iteration.total > 0 ? (
+          <label className="nodrag ml-auto flex items-center gap-1 text-xs text-muted">
+            Iteration
+            <select
+              aria-label={`Iteration of ${node.ref}`}
+              className="rounded border border-separator bg-surface px-1 py-0.5 text-xs text-foreground"
+              value={iteration.current ?? iteration.total}
+              onChange={(e) => iteration.pick(Number(e.target.value))}
+            >
+              {Array.from({ length: iteration.total }, (_, i) => i + 1).map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
       </div>
       <ProblemBadge data={data} />
       <DiffBadge diff={data.diff} />
+      <RunPill run={run} />
       <Handle className={handleClass} position={Position.Bottom} type="source" />
     </div>
   );
