@@ -99,7 +99,7 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
   const shared = { target: node, assigned, readOnly, onValue, completions, scriptLanguage, render };
 
   return (
-    <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node">
+    <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node" data-readonly={readOnly || undefined}>
       <header className="flex items-start gap-3">
         <NodeIconTile type={node.type} />
         <div className="min-w-0 flex-1">
@@ -111,6 +111,7 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
         </Chip>
       </header>
 
+      {readOnly ? <ReadOnlyNote /> : null}
       {assigned.other.length > 0 ? <OtherProblems problems={assigned.other} /> : null}
 
       <section aria-label="General" className="flex flex-col gap-4">
@@ -154,6 +155,11 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
       ) : null}
     </aside>
   );
+}
+
+/** Says why nothing takes input: the values are still selectable and copyable. */
+export function ReadOnlyNote() {
+  return <p className="rounded-lg bg-default px-3 py-2 text-xs text-muted">Read-only: values can be selected and copied, not changed.</p>;
 }
 
 /** Problems of the node that belong to no field: its edges, unknown keys, the node as a whole. */

@@ -10,7 +10,7 @@ import { FieldInput, NO_PROBLEMS } from "./fields";
 import { FormFields } from "./form-fields";
 import type { FieldSpec } from "./form-model";
 import { assignProblems, fieldIds, setIn, settingsRelativePath, workflowFormModel } from "./form-model";
-import { OtherProblems, SectionHeading } from "./node-inspector";
+import { OtherProblems, ReadOnlyNote, SectionHeading } from "./node-inspector";
 
 export interface WorkflowSettingsProps {
   definition: WorkflowDefinition;
@@ -69,11 +69,12 @@ export function WorkflowSettings({ definition, problems, readOnly, onChange, nam
   );
 
   return (
-    <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-panel="workflow">
+    <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-panel="workflow" data-readonly={readOnly || undefined}>
       <header>
         <h2 className="text-base font-semibold tracking-tight text-foreground">Workflow settings</h2>
         <p className="text-xs text-muted">Select a node to edit it; these apply to the whole workflow.</p>
       </header>
+      {readOnly ? <ReadOnlyNote /> : null}
       {assigned.other.length > 0 ? <OtherProblems problems={assigned.other} /> : null}
       <section aria-label="Workflow" className="flex flex-col gap-4">
         <SectionHeading>Workflow</SectionHeading>
