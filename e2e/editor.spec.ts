@@ -62,9 +62,9 @@ test("draw, connect, configure, save and reload: the database holds exactly what
   const name = `e2e-drawn-${uniqueSuffix()}`;
   await newWorkflow(page, name);
 
-  await dragFromPalette(page, "Worker task", { x: 300, y: 120 });
+  await dragFromPalette(page, "Worker task", { x: 300, y: 100 });
   await expect(node(page, "simple")).toBeVisible();
-  await dragFromPalette(page, "Worker task", { x: 300, y: 320 });
+  await dragFromPalette(page, "Worker task", { x: 300, y: 380 });
   await expect(node(page, "simple_2")).toBeVisible();
 
   // A node cannot connect to itself: refused, with the reason on screen.
@@ -151,7 +151,7 @@ test("an edit in the JSON view shows on the canvas at once; broken JSON keeps th
   await editor.click();
   await page.keyboard.press("Control+a");
   await page.keyboard.insertText('{ "schemaVersion": 1, "name": oops }');
-  await expect(page.getByRole("alert")).toContainText("Line 1, column");
+  await expect(page.getByTestId("workflow-editor").getByRole("alert")).toContainText("Line 1, column");
   await page.getByRole("tab", { name: "Diagram" }).click();
   await expect(node(page, "simple")).toBeVisible();
 

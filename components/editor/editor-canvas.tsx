@@ -3,7 +3,7 @@
 import { Background, Controls, MiniMap, ReactFlow, useReactFlow } from "@xyflow/react";
 import type { EdgeChange, NodeChange, OnConnect, XYPosition } from "@xyflow/react";
 import { useTheme } from "next-themes";
-import { useCallback, useMemo, useRef } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
 import type { DragEvent } from "react";
 import { LAYOUT_DEFAULTS, NODE_TYPES, isNodeType } from "@/engine";
 import type { Position } from "@/engine";
@@ -28,6 +28,7 @@ function edgeAt(x: number, y: number): string | null {
 
 const MINIMAP_STYLE = { width: 168, height: 112 };
 const PRO_OPTIONS = { hideAttribution: true };
+const DEFAULT_VIEWPORT = { x: 40, y: 40, zoom: 1 };
 
 /**
  * The canvas: React Flow drawing the store's definition. Every change React
@@ -47,6 +48,9 @@ export function EditorCanvas() {
   const diff = useEditor((s) => s.diff);
   const readOnly = useEditor((s) => s.readOnly);
   const dropEdge = useRef<string | null>(null);
+  // Fit only a diagram that has something to fit: fitting an empty canvas zooms
+  // in to the maximum, and the first nodes dropped then land on top of each other.
+  const [fitOnLoad] = useState(() => store.getState().definition.nodes.length > 0);
 
   const nodes = useMemo(
     () => mapper.nodes({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly }),
@@ -182,7 +186,8 @@ export function EditorCanvas() {
       deleteKeyCode={null}
       edgeTypes={EDGE_COMPONENTS}
       edges={edges}
-      fitView
+      defaultViewport={DEFAULT_VIEWPORT}
+      fitView={fitOnLoad}
       fitViewOptions={{ padding: 0.2, maxZoom: 1.25 }}
       maxZoom={2.5}
       minZoom={0.05}

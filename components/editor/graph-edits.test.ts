@@ -160,6 +160,12 @@ describe("SWITCH cases", () => {
     expect(edits.renameCase(d(), "s", "yes", "default")).toHaveProperty("reason");
   });
 
+  it("a case renamed in place through the inspector keeps its edges", () => {
+    const def = d();
+    const next = edits.replaceNode(def, { ...(def.nodes[0] as Extract<WorkflowDefinition["nodes"][number], { type: "SWITCH" }>), cases: ["approved", "no"] });
+    expect(next.edges).toEqual([edits.makeEdge("s", "t", "approved"), edits.makeEdge("s", "u", "no")]);
+  });
+
   it("adds case_N and removing a case drops its edges", () => {
     expect(edits.addCase(d(), "s").nodes[0]).toMatchObject({ cases: ["yes", "no", "case_3"] });
     expect(edits.removeCase(d(), "s", "yes").edges).toEqual([edits.makeEdge("s", "u", "no")]);

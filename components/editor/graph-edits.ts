@@ -360,8 +360,24 @@ export function replaceNode(definition: WorkflowDefinition, next: WorkflowNode):
   const index = definition.nodes.findIndex((n) => n.ref === next.ref);
   if (index < 0) return definition;
   const nodes = definition.nodes.slice();
+  const previous = nodes[index]!;
   nodes[index] = next;
-  return { ...definition, nodes, edges: pruneCaseEdges(definition.edges, next) };
+  return { ...definition, nodes, edges: pruneCaseEdges(followCaseRename(definition.edges, previous, next), next) };
+}
+
+/**
+ * A case edited in place (the inspector's list: same length, one label
+ * changed) is a rename: its edges follow the new label instead of being
+ * dropped with the old one.
+ */
+function followCaseRename(edges: WorkflowEdge[], previous: WorkflowNode, next: WorkflowNode): WorkflowEdge[] {
+  if (previous.type !== "SWITCH" || next.type !== "SWITCH" || previous.cases.length !== next.cases.length) return edges;
+  const changed = previous.cases.flatMap((c, i) => (c === next.cases[i] ? [] : [i]));
+  if (changed.length !== 1) return edges;
+  const from = previous.cases[changed[0]!]!;
+  const to = next.cases[changed[0]!]!;
+  if (previous.cases.includes(to)) return edges;
+  return edges.map((e) => (e.source === next.ref && e.case === from ? makeEdge(e.source, e.target, to) : e));
 }
 
 /** Edges of cases a SWITCH no longer has go with the case. */
