@@ -50,4 +50,7 @@ Environment:
                       variable to --password, which shows in ps and shell history.
 
 npm scripts: npm start = nf start, npm run dev = nf start --dev, npm run migrate = nf migrate.
+Benchmarks: npm run bench:engine (decide() cost by workflow size), npm run
+bench:worker (the worker protocol), npm run bench:canvas (the editor at 1,000
+nodes in Chromium: frame times while panning, zooming and dragging).
 `;
