@@ -106,6 +106,8 @@ export class Notifier {
   private readonly channels: ReadonlySet<NotifierChannel>;
   private readonly logger: NotifierLogger;
   private readonly waiters = new Map<string, Set<NotifierCallback>>();
+  /** Channel-wide subscribers (every key), e.g. the executions list's live feed. */
+  private readonly channelWaiters = new Map<NotifierChannel, Set<NotifierCallback>>();
   private client: pg.Client | undefined;
   private backendPid: number | null = null;
   private closed = false;
@@ -129,6 +131,7 @@ export class Notifier {
   get stats(): NotifierStats {
     let waiters = 0;
     for (const set of this.waiters.values()) waiters += set.size;
+    for (const set of this.channelWaiters.values()) waiters += set.size;
     return {
       connected: this.client !== undefined && this.backendPid !== null,
       reconnects: this.counters.reconnects,
@@ -176,6 +179,28 @@ export class Notifier {
       if (!current) return;
       current.delete(entry);
       if (current.size === 0) this.waiters.delete(id);
+    };
+  }
+
+  /**
+   * Like {@link subscribe}, for every notification on `channel` whatever its
+   * key (and every `resync`). For a consumer that routes by something the
+   * payload does not carry — the executions list's feed learns a run's
+   * namespace only by reading it — so it batches what it gets; it must not do
+   * per-notification work here.
+   */
+  subscribeChannel(channel: NotifierChannel, callback: NotifierCallback): () => void {
+    let set = this.channelWaiters.get(channel);
+    if (!set) {
+      set = new Set();
+      this.channelWaiters.set(channel, set);
+    }
+    const entry: NotifierCallback = (event) => callback(event);
+    set.add(entry);
+    return () => {
+      const current = this.channelWaiters.get(channel);
+      current?.delete(entry);
+      if (current?.size === 0) this.channelWaiters.delete(channel);
     };
   }
 
@@ -266,13 +291,14 @@ export class Notifier {
     this.counters.notifications++;
     const key = notificationKey(channel, message.payload);
     const set = this.waiters.get(waiterId(channel, key));
-    if (!set) return;
+    const everyKey = this.channelWaiters.get(channel);
+    if (!set && !everyKey) return;
     const event: NotifierEvent = { kind: "notification", channel, key, payload: message.payload };
-    for (const callback of [...set]) this.call(callback, event);
+    for (const callback of [...(set ?? []), ...(everyKey ?? [])]) this.call(callback, event);
   }
 
   private broadcast(event: NotifierEvent): void {
-    for (const set of [...this.waiters.values()]) {
+    for (const set of [...this.waiters.values(), ...this.channelWaiters.values()]) {
       for (const callback of [...set]) this.call(callback, event);
     }
   }

@@ -190,3 +190,14 @@ export async function lastWorkflowEventSeq(db: Executor, workflowId: string): Pr
     SELECT max("seq") AS "last" FROM "WorkflowEvents" WHERE "workflowId" = ${workflowId}::uuid`.execute(db);
   return Number(rows[0]?.last ?? 0);
 }
+
+/**
+ * The namespace a run belongs to, whatever the caller may see: for a stream
+ * URL that names the run only. The caller must authorize the principal in
+ * that namespace before revealing anything (and answer a refusal exactly as
+ * an unknown id).
+ */
+export async function findExecutionNamespaceId(db: Executor, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom("WorkflowExecutions").select("namespaceId").where("id", "=", id).executeTakeFirst();
+  return row?.namespaceId;
+}
