@@ -377,7 +377,7 @@ async function applyCommands(
       { status, output, reasonForIncompletion: reason, endedAt: now, deciderSeenAt: null, updatedAt: now },
     );
     if (!row) miss(`end ${describe(key)} after starting a workflow`);
-    events.push({ type: status === "COMPLETED" ? "TASK_COMPLETED" : "TASK_FAILED", refName: key.ref, taskId, status, data: reason ? { reason } : {} });
+    // Left unseen like a worker's report, so the next evaluation's markSeen records the end in the history.
     evaluateAgain = `${key.ref} ${status}`;
   };
 
@@ -538,9 +538,32 @@ async function applyCommands(
       case "cancelTimer":
         await cancelTimers(trx, { workflowId, taskId: c.taskId });
         break;
-      case "markSeen":
+      case "markSeen": {
         await markSeen(trx, workflowId, c.taskIds, now);
+        // A worker's report (and an operator's completion) ends a task without
+        // writing history: the row lock is the decider's. The decider records
+        // the end here, when it first sees it, so the run's history — and the
+        // live view that follows it — shows every task ending, once: a row is
+        // seen once (deciderSeenAt), and rows this evaluation ended itself are
+        // born seen or recorded where they end.
+        const byId = new Map(frontier.map((r) => [r.id, r]));
+        for (const taskId of c.taskIds) {
+          const row = byId.get(taskId);
+          if (!row || row.endedAt === null) continue;
+          events.push({
+            type: `TASK_${row.status}`,
+            refName: row.refName,
+            taskId,
+            status: row.status,
+            data: {
+              iteration: row.iteration,
+              attempt: row.attempt,
+              ...(row.reasonForIncompletion ? { reason: row.reasonForIncompletion.slice(0, 500) } : {}),
+            },
+          });
+        }
         break;
+      }
       case "pruneIterations":
         await trx
           .deleteFrom("TaskExecutions")
