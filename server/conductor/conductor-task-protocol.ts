@@ -8,6 +8,8 @@ import { appendTaskLogs } from "../store/task-logs";
 import { defer, renewLease } from "../store/task-queues";
 import { releaseTaskGates, renewTaskGates } from "../task-gates";
 import { pollTasks } from "../task-poller";
+import { completeExternalTask } from "../workflow-actions";
+import type { Actor } from "../workflow-actions";
 import { badRequest, conflict, notFound } from "./conductor-error";
 import type { ConductorError } from "./conductor-error";
 import { toConductorTask } from "./conductor-shapes";
@@ -33,6 +35,9 @@ export const MAX_CONDUCTOR_POLL_TIMEOUT_MS = 5000;
 
 /** Conductor's worker id when a poll names none. */
 export const ANONYMOUS_WORKER = "conductor-worker";
+
+/** Tasks that something outside completes, never a worker's lease. */
+const EXTERNAL_TYPES: ReadonlySet<string> = new Set(["WAIT", "HUMAN"]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID.test(value);
@@ -139,7 +144,7 @@ export interface ConductorUpdateOutcome {
  * neither does this: any key of the namespace with the `work` permission may
  * update any of its tasks. A task of another namespace is not found.
  */
-export async function updateConductorTask(deps: ConductorDeps, namespaceId: string, result: ConductorTaskResult): Promise<ConductorUpdateOutcome> {
+export async function updateConductorTask(deps: ConductorDeps, namespaceId: string, result: ConductorTaskResult, actor: Actor): Promise<ConductorUpdateOutcome> {
   const missing = notFound(`Task ${result.taskId} of workflow ${result.workflowInstanceId} not found`);
   if (!isUuid(result.taskId) || !isUuid(result.workflowInstanceId)) throw missing;
   const task = await getTaskInNamespace(deps.db, { namespaceId, workflowId: result.workflowInstanceId, taskId: result.taskId });
@@ -167,6 +172,31 @@ export async function updateConductorTask(deps: ConductorDeps, namespaceId: stri
 
   let output: unknown = result.outputData ?? undefined;
   if (output === undefined) output = await resolvePayload(deps.blobs, { inline: task.output, ref: task.outputRef }, `the output of task ${task.id}`);
+  // No worker holds a WAIT or HUMAN task: Conductor completes them through
+  // this same update, node-flow through the operator action that also closes
+  // a HUMAN task's inbox row.
+  if (EXTERNAL_TYPES.has(task.taskType)) {
+    if (task.status !== "IN_PROGRESS") return endedOrRefused(task, task.status);
+    const completed = await completeExternalTask(
+      { db: deps.db, blobs: deps.blobs, now: deps.now },
+      {
+        namespaceId,
+        workflowId: task.workflowId,
+        actor,
+        taskId: task.id,
+        output: output as Record<string, unknown>,
+        status: result.status === "COMPLETED" ? "COMPLETED" : "FAILED",
+        ...(result.reasonForIncompletion === undefined || result.reasonForIncompletion === null ? {} : { reason: result.reasonForIncompletion }),
+      },
+    );
+    if (!completed.ok) {
+      if (completed.code === "not-found" || completed.code === "task-not-found") throw missing;
+      if (completed.code === "invalid-input") throw badRequest(completed.message);
+      const current = await getTaskInNamespace(deps.db, { namespaceId, workflowId: task.workflowId, taskId: task.id });
+      return endedOrRefused(task, current?.status ?? task.status);
+    }
+    return { task: { ...task, status: completed.status }, effect: "ended" };
+  }
   const outcome = await reportTaskResult(deps, {
     namespaceId,
     workflowId: task.workflowId,

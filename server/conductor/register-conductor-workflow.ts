@@ -1,9 +1,11 @@
 import type { Db } from "../../db/pool";
 import { compile, importConductorWorkflow } from "../../engine";
-import type { WorkflowDefinition } from "../../engine";
+import type { TaskPolicy, WorkflowDefinition } from "../../engine";
+import type { TaskDefinitionRow } from "../../db/schema";
 import { appendAuditEvent, auditActorColumns } from "../store/audit-events";
 import type { AuditActor } from "../store/audit-events";
 import { insertWorkflowDefinitionAtVersion, latestWorkflowDefinitionVersion, lockWorkflowDefinitionName } from "../store/conductor-queries";
+import { getTaskDefinition } from "../store/task-definitions";
 import { getWorkflowDefinition } from "../store/workflow-definitions";
 import type { ConductorValidationError } from "./conductor-error";
 import { dottedPath } from "./conductor-error";
@@ -23,6 +25,13 @@ import { dottedPath } from "./conductor-error";
  *   started without a version pick up. A run pinned to the old number keeps
  *   the old graph.
  * Without overwrite an existing version is a conflict (409), as in Conductor.
+ *
+ * A worker task takes its retry and timeout policy from the TaskDef
+ * registered under its name, as in Conductor: the blueprint is compiled with
+ * those TaskDefs layered under each node's own policy (its inline
+ * taskDefinition, its retryCount). The TaskDef is snapshotted at
+ * registration, so a TaskDef changed later applies to workflows registered
+ * after the change — where Conductor reads it at every schedule.
  */
 
 export type RegisterConductorWorkflowResult =
@@ -80,8 +89,9 @@ export async function storeImportedDefinition(
   const { definition, namespaceId } = input;
   const name = definition.name;
   const requested = definition.version ?? 1;
+  const registered = await registeredTaskPolicies(db, namespaceId, definition);
   // The import validated it; a valid definition compiles, and if not that is a bug worth a 500.
-  const blueprint = compile(definition);
+  const blueprint = compile(definition, { taskPolicy: (taskName) => registered.get(taskName) });
   return db.transaction().execute(async (trx) => {
     await lockWorkflowDefinitionName(trx, { namespaceId, name });
     const insertAt = async (version: number, outcome: "created" | "new-version") => {
@@ -113,4 +123,32 @@ export async function storeImportedDefinition(
     if (latest !== undefined && sameGraph(latest.graph, definition)) return { ok: true as const, name, version: latest.version, outcome: "unchanged" as const };
     return insertAt((latest?.version ?? requested) + 1, "new-version");
   });
+}
+
+/** A registered TaskDef's policy, the fields Conductor reads from it when it schedules a task. */
+function policyOfTaskDefinition(row: TaskDefinitionRow): TaskPolicy {
+  const policy: TaskPolicy = {
+    retryCount: row.retryCount,
+    retryLogic: row.retryLogic,
+    retryDelaySeconds: row.retryDelaySeconds,
+    backoffScaleFactor: Math.max(1, Math.round(Number(row.backoffScaleFactor))),
+    timeoutSeconds: row.timeoutSeconds,
+    timeoutPolicy: row.timeoutPolicy,
+    responseTimeoutSeconds: row.responseTimeoutSeconds,
+    totalTimeoutSeconds: row.totalTimeoutSeconds,
+  };
+  if (row.pollTimeoutSeconds !== null) policy.pollTimeoutSeconds = row.pollTimeoutSeconds;
+  return policy;
+}
+
+/** The registered TaskDefs of the task names the definition's nodes use. */
+async function registeredTaskPolicies(db: Db, namespaceId: string, definition: WorkflowDefinition): Promise<Map<string, TaskPolicy>> {
+  const names = new Set<string>();
+  for (const node of definition.nodes) if (node.name !== undefined) names.add(node.name);
+  const policies = new Map<string, TaskPolicy>();
+  for (const name of names) {
+    const row = await getTaskDefinition(db, namespaceId, name);
+    if (row !== undefined) policies.set(name, policyOfTaskDefinition(row));
+  }
+  return policies;
 }

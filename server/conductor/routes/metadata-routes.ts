@@ -109,8 +109,10 @@ function taskDefinitionOf(raw: unknown, root: string): { ok: true; value: TaskDe
   const def = (parsed.success ? parsed.data : {}) as Record<string, unknown>;
   const name = NameSchema.safeParse((raw as { name?: unknown } | null)?.name);
   if (!name.success) errors.push({ path: dottedPath(root, ["name"]), message: "TaskDef name cannot be null or empty, and must be a valid name" });
-  const timeout = typeof def.timeoutSeconds === "number" ? def.timeoutSeconds : 0;
-  const response = typeof def.responseTimeoutSeconds === "number" ? def.responseTimeoutSeconds : 3600;
+  // Read from the raw value, so the check runs even when another field failed to parse.
+  const given = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const timeout = typeof given.timeoutSeconds === "number" ? given.timeoutSeconds : 0;
+  const response = typeof given.responseTimeoutSeconds === "number" ? given.responseTimeoutSeconds : 3600;
   if (timeout > 0 && response > timeout) {
     errors.push({ path: dottedPath(root, ["responseTimeoutSeconds"]), message: `responseTimeoutSeconds (${response}) must be less than timeoutSeconds (${timeout})` });
   }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { findTaskById, waitingTaskCounts } from "../../store/conductor-queries";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
 import { pollTasks } from "../../task-poller";
+import { actorOf } from "../../rest/actor";
 import { toConductorTaskLog } from "../conductor-shapes";
 import {
   ANONYMOUS_WORKER,
@@ -19,7 +20,8 @@ import { defineConductorRoute } from "../define-conductor-route";
 /**
  * Conductor's /tasks resource: the worker protocol (poll, batch poll, update,
  * update-v2, logs) and the task and queue reads. Every route acts in the
- * caller's key's namespace only.
+ * caller's key's namespace only, and needs the `work` permission (a `worker`
+ * key, or an admin one): workers read their tasks and queue sizes too.
  */
 
 const TaskTypeParams = z.object({ taskType: z.string().min(1).max(400) });
@@ -103,8 +105,8 @@ export const updateTaskRoute = defineConductorRoute({
   auth: "work",
   summary: "Update a task with a TaskResult; answers the task id as text/plain",
   body: TaskResultSchema,
-  handler: async ({ deps, namespaceId, body }) => {
-    const outcome = await updateConductorTask(deps, namespaceId, body);
+  handler: async ({ deps, principal, namespaceId, body }) => {
+    const outcome = await updateConductorTask(deps, namespaceId, body, actorOf(principal));
     return { status: 200, text: outcome.task.id };
   },
 });
@@ -115,8 +117,8 @@ export const updateTaskV2Route = defineConductorRoute({
   auth: "work",
   summary: "Update a task, then hand out the next task of its type (JSON), or `null` when there is none",
   body: TaskResultSchema,
-  handler: async ({ deps, namespaceId, body }) => {
-    const outcome = await updateConductorTask(deps, namespaceId, body);
+  handler: async ({ deps, principal, namespaceId, body }) => {
+    const outcome = await updateConductorTask(deps, namespaceId, body, actorOf(principal));
     const queueName = outcome.task.queueName;
     if (queueName === null) return { status: 200, json: null };
     const leased = await pollTasks(
@@ -136,7 +138,7 @@ export const updateTaskV2Route = defineConductorRoute({
 export const getTaskRoute = defineConductorRoute({
   method: "GET",
   path: "/tasks/{taskId}",
-  auth: "read",
+  auth: "work",
   summary: "Get a task by id",
   params: TaskIdParams,
   handler: async ({ deps, namespaceId, params }) => {
@@ -174,7 +176,7 @@ export const appendTaskLogRoute = defineConductorRoute({
 export const getTaskLogsRoute = defineConductorRoute({
   method: "GET",
   path: "/tasks/{taskId}/log",
-  auth: "read",
+  auth: "work",
   summary: "A task's log, oldest line first (TaskExecLog list)",
   params: TaskIdParams,
   handler: async ({ deps, namespaceId, params }) => {
@@ -189,7 +191,7 @@ const TaskTypesQuery = z.object({ taskType: z.union([z.string().min(1).max(400),
 export const queueSizesRoute = defineConductorRoute({
   method: "GET",
   path: "/tasks/queue/sizes",
-  auth: "read",
+  auth: "work",
   summary: "Tasks waiting per task type: {taskType: size}",
   query: TaskTypesQuery,
   handler: async ({ deps, namespaceId, query }) => {
@@ -202,7 +204,7 @@ export const queueSizesRoute = defineConductorRoute({
 export const queueSizeRoute = defineConductorRoute({
   method: "GET",
   path: "/tasks/queue/size",
-  auth: "read",
+  auth: "work",
   summary: "Tasks waiting for one task type (and domain): a number",
   query: z.object({ taskType: z.string().min(1).max(400), domain: optionalText(200) }),
   handler: async ({ deps, namespaceId, query }) => {
@@ -215,7 +217,7 @@ export const queueSizeRoute = defineConductorRoute({
 export const allQueueSizesRoute = defineConductorRoute({
   method: "GET",
   path: "/tasks/queue/all",
-  auth: "read",
+  auth: "work",
   summary: "Tasks waiting in every queue of the namespace: {queueName: size}",
   handler: async ({ deps, namespaceId }) => {
     const counts = await waitingTaskCounts(deps.db, { namespaceId });
