@@ -23,6 +23,11 @@ export interface TaskWorkflowHeader {
 export interface TaskExtras {
   seq: number;
   retriedTaskId?: string | undefined;
+  /**
+   * A dynamic-fork instance's own taskReferenceName (the one its fork's task
+   * list gave it); node-flow's row ref is `<fork>#<index>`.
+   */
+  instanceRef?: string | undefined;
 }
 
 /**
@@ -39,7 +44,7 @@ export function toConductorTask(row: TaskExecutionRow & { input: unknown; output
     status: row.status,
     inputData: row.input ?? {},
     outputData: row.output ?? {},
-    referenceTaskName: row.iteration > 0 ? `${row.refName}__${row.iteration}` : row.refName,
+    referenceTaskName: conductorRef(extras.instanceRef ?? row.refName, row.iteration),
     taskDefName: row.taskDefName,
     retryCount: row.attempt,
     seq: extras.seq,
@@ -73,6 +78,17 @@ export function toConductorTask(row: TaskExecutionRow & { input: unknown; output
     rateLimitFrequencyInSeconds: 0,
     workflowTask: { name: row.taskDefName, taskReferenceName: row.refName, type: row.taskType },
   };
+}
+
+/** Conductor's name for a task in a loop body: `<ref>__<iteration>`. */
+export function conductorRef(ref: string, iteration: number): string {
+  return iteration > 0 ? `${ref}__${iteration}` : ref;
+}
+
+/** The labels a dynamic fork gave its instances, by index (its input's `forkedTasks`), or undefined. */
+export function forkedTaskLabels(forkInput: unknown): string[] | undefined {
+  const labels = (forkInput as { forkedTasks?: unknown } | null)?.forkedTasks;
+  return Array.isArray(labels) && labels.every((l) => typeof l === "string") ? (labels as string[]) : undefined;
 }
 
 /** A Conductor `Workflow`; `tasks` only when asked for (includeTasks). */

@@ -2,7 +2,7 @@ import type { TaskExecutionRow } from "../../db/schema";
 import { SYSTEM_QUEUE_NAMES } from "../../engine";
 import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "../payload-offload";
 import { reportTaskResult } from "../report-task-result";
-import { findRetryOf, recordTaskProgress, taskSequenceNumbers, workflowHeaders } from "../store/conductor-queries";
+import { findForkTask, findRetryOf, recordTaskProgress, taskSequenceNumbers, workflowHeaders } from "../store/conductor-queries";
 import { getTaskInNamespace } from "../store/task-executions";
 import { appendTaskLogs } from "../store/task-logs";
 import { defer, renewLease } from "../store/task-queues";
@@ -12,7 +12,7 @@ import { completeExternalTask } from "../workflow-actions";
 import type { Actor } from "../workflow-actions";
 import { badRequest, conflict, notFound } from "./conductor-error";
 import type { ConductorError } from "./conductor-error";
-import { toConductorTask } from "./conductor-shapes";
+import { forkedTaskLabels, toConductorTask } from "./conductor-shapes";
 import type { ConductorDeps } from "./define-conductor-route";
 
 /**
@@ -61,7 +61,12 @@ export async function conductorTasks(deps: ConductorDeps, namespaceId: string, r
   for (const row of resolved) {
     const header = headers.get(row.workflowId) ?? { defName: "", correlationId: null, priority: 0 };
     const retriedTaskId = options.lookUpRetries ? await findRetryOf(deps.db, row) : undefined;
-    out.push(toConductorTask(row, header, { seq: seqs.get(row.id) ?? 0, retriedTaskId }));
+    let instanceRef: string | undefined;
+    if (row.parentRef !== null && row.forkIndex !== null) {
+      const fork = await findForkTask(deps.db, { namespaceId, workflowId: row.workflowId, refName: row.parentRef, iteration: row.iteration });
+      instanceRef = fork?.inputRef === null ? forkedTaskLabels(fork.input)?.[row.forkIndex] : undefined;
+    }
+    out.push(toConductorTask(row, header, { seq: seqs.get(row.id) ?? 0, retriedTaskId, instanceRef }));
   }
   return out;
 }

@@ -48,7 +48,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => echoServer.listen(0, "127.0.0.1", resolve));
   echoUrl = `http://127.0.0.1:${(echoServer.address() as AddressInfo).port}/echo`;
-  sidecar = startSidecar({ databaseUrl: t.url, dataDir: h.dataDir, env: { NODE_FLOW_HTTP_ALLOW_PRIVATE: "true", LOG_LEVEL: "warn" } });
+  sidecar = startSidecar({ databaseUrl: t.url, dataDir: h.dataDir, env: { NODE_FLOW_HTTP_ALLOW_PRIVATE: "true" } });
   await sidecar.ready();
 });
 
@@ -341,6 +341,11 @@ describe("Conductor JSON samples of each task type import, run and finish", () =
       expect(br.status, JSON.stringify(br)).toBe("COMPLETED");
       const ran = br.tasks.filter((x) => x.status === "COMPLETED").map((x) => x.referenceTaskName);
       expect(ran).toEqual(expect.arrayContaining(["route", "fast", "decide", "no_task", "after_decision", "left", "right", "join", "make_forks", "dynamic_fork", "item_a", "item_b"]));
+      // A dynamic fork's instances carry the references its task list gave them.
+      expect(br.tasks.filter((x) => x.taskType === "sample_item").map((x) => [x.referenceTaskName, x.inputData])).toEqual([
+        ["item_a", { v: 1 }],
+        ["item_b", { v: 2 }],
+      ]);
       expect(ran).not.toContain("slow");
       expect(ran).not.toContain("yes_task");
       expect(br.output).toMatchObject({ joined: { left: { ran: "left" }, right: { ran: "right" } }, items: { item_a: { v: 1 }, item_b: { v: 2 } } });

@@ -6,7 +6,7 @@ import type { WorkflowSearchFilter } from "../store/conductor-queries";
 import { listWorkflowTasks } from "../store/task-executions";
 import { getWorkflowExecution } from "../store/workflow-executions";
 import type { ConductorValidationError } from "./conductor-error";
-import { toConductorTask, toConductorWorkflow } from "./conductor-shapes";
+import { conductorRef, forkedTaskLabels, toConductorTask, toConductorWorkflow } from "./conductor-shapes";
 import type { ConductorDeps } from "./define-conductor-route";
 
 /**
@@ -50,7 +50,18 @@ export async function loadConductorWorkflow(
     rows = await resolveTaskPayloads(deps.blobs, await allTasks(deps, namespaceId, row.id));
     const byIdentity = new Map(rows.map((t) => [`${t.refName}\u0000${t.iteration}\u0000${t.attempt}`, t.id]));
     const header = { defName: row.defName, correlationId: row.correlationId, priority: row.priority };
-    tasks = rows.map((t, i) => toConductorTask(t, header, { seq: i + 1, retriedTaskId: byIdentity.get(`${t.refName}\u0000${t.iteration}\u0000${t.attempt + 1}`) }));
+    const labels = new Map<string, string[]>();
+    for (const t of rows) {
+      const forked = t.taskType === "FORK_JOIN_DYNAMIC" ? forkedTaskLabels(t.input) : undefined;
+      if (forked !== undefined) labels.set(`${t.refName}\u0000${t.iteration}`, forked);
+    }
+    tasks = rows.map((t, i) =>
+      toConductorTask(t, header, {
+        seq: i + 1,
+        retriedTaskId: byIdentity.get(`${t.refName}\u0000${t.iteration}\u0000${t.attempt + 1}`),
+        instanceRef: t.parentRef !== null && t.forkIndex !== null ? labels.get(`${t.parentRef}\u0000${t.iteration}`)?.[t.forkIndex] : undefined,
+      }),
+    );
   }
   return { workflow: toConductorWorkflow({ ...row, input, output }, tasks), status: row.status, tasks: rows };
 }
@@ -95,7 +106,7 @@ async function reached(deps: ConductorDeps, input: { namespaceId: string; workfl
   if (input.untilTaskRef === undefined) return false;
   const ref = input.untilTaskRef;
   const tasks = await allTasks(deps, input.namespaceId, input.workflowId);
-  return tasks.some((t) => (t.refName === ref || `${t.refName}__${t.iteration}` === ref) && isTerminalTaskStatus(t.status));
+  return tasks.some((t) => (t.refName === ref || conductorRef(t.refName, t.iteration) === ref) && isTerminalTaskStatus(t.status));
 }
 
 type SearchFields = Pick<WorkflowSearchFilter, "defNames" | "statuses" | "correlationIds" | "workflowIds" | "startedFrom" | "startedBefore">;

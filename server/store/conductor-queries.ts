@@ -54,6 +54,24 @@ export async function findRetryOf(db: Executor, task: Pick<TaskExecutionRow, "wo
   return row?.id;
 }
 
+/** The FORK_JOIN_DYNAMIC row a fork instance belongs to (its latest attempt), for the labels its input lists. */
+export async function findForkTask(
+  db: Executor,
+  input: { namespaceId: string; workflowId: string; refName: string; iteration: number },
+): Promise<Pick<TaskExecutionRow, "input" | "inputRef"> | undefined> {
+  return db
+    .selectFrom("TaskExecutions")
+    .select(["input", "inputRef"])
+    .where("workflowId", "=", input.workflowId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("refName", "=", input.refName)
+    .where("iteration", "=", input.iteration)
+    .where("taskType", "=", "FORK_JOIN_DYNAMIC")
+    .orderBy("attempt", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** The workflow fields a Conductor Task carries (workflowType, correlationId, priority), for several workflows at once. */
 export async function workflowHeaders(
   db: Executor,
