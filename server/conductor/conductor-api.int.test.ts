@@ -142,6 +142,9 @@ describe("metadata", () => {
     const first = await h.call<{ version: number; tasks: { name: string }[] }>("GET", `/metadata/workflow/${name}?version=1`, { token: admin });
     expect(first.body.tasks[1]!.name).toBe("cd_b");
     expect(await h.call("GET", `/metadata/workflow/${name}?version=9`, { token: admin })).toMatchObject({ status: 404 });
+    const all = await h.call<{ name: string; version: number }[]>("GET", "/metadata/workflow", { token: admin });
+    expect(all.body.find((d) => d.name === name)).toMatchObject({ version: 2 });
+    expect((await h.call<{ name: string }[]>("GET", "/metadata/workflow", { token: stranger })).body.find((d) => d.name === name)).toBeUndefined();
   });
 
   it("PUT registers a list and answers a BulkResponse; one malformed entry stores nothing", async () => {
@@ -294,6 +297,25 @@ describe("workflows: start, read, search, actions", () => {
     expect((await h.call("POST", `/workflow/${id}/restart`, { token: admin })).status).toBe(200);
     expect((await h.call("GET", `/workflow/${id}?includeTasks=false`, { token: admin })).body).toMatchObject({ status: "RUNNING" });
     expect(await h.call("PUT", "/workflow/0191d6a4-0000-7000-8000-0000000000aa/pause", { token: admin })).toMatchObject({ status: 404 });
+  });
+});
+
+describe("completing a task by reference name", () => {
+  it("POST /tasks/{workflowId}/{ref}/COMPLETED signals a WAIT task with its output; an unknown ref is a 404", async () => {
+    const name = uniqueName("signal");
+    await h.call("POST", "/metadata/workflow", {
+      token: admin,
+      body: { name, version: 1, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }], outputParameters: { said: "${hold.output.said}" } },
+    });
+    const id = (await h.call<string>("POST", "/workflow", { token: admin, body: { name } })).body;
+    await decide();
+    const signalled = await h.call<string>("POST", `/workflow/${id}`.replace("/workflow/", "/tasks/") + "/hold/COMPLETED", { token: worker, body: { said: "go" } });
+    expect(signalled.status, JSON.stringify(signalled.body)).toBe(200);
+    expect(signalled.contentType).toMatch(/^text\/plain/);
+    await decide();
+    expect((await h.call("GET", `/workflow/${id}`, { token: admin })).body).toMatchObject({ status: "COMPLETED", output: { said: "go" }, tasks: [{ taskType: "WAIT", status: "COMPLETED", taskId: signalled.body }] });
+    expect(await h.call("POST", `/tasks/${id}/nope/COMPLETED`, { token: worker, body: {} })).toMatchObject({ status: 404 });
+    expect(await h.call("POST", `/tasks/${id}/hold/DONE`, { token: worker, body: {} })).toMatchObject({ status: 400 });
   });
 });
 

@@ -3,6 +3,7 @@ import {
   getTaskDefRoute,
   getWorkflowDefRoute,
   listTaskDefsRoute,
+  listWorkflowDefsRoute,
   registerTaskDefsRoute,
   registerWorkflowDefRoute,
   updateTaskDefRoute,
@@ -18,6 +19,7 @@ import {
   queueSizeRoute,
   queueSizesRoute,
   updateTaskRoute,
+  updateTaskByRefRoute,
   updateTaskV2Route,
 } from "./routes/task-routes";
 import { tokenRoute } from "./routes/token-route";
@@ -49,6 +51,7 @@ export const CONDUCTOR_ROUTES: readonly AnyConductorRoute[] = [
   batchPollRoute,
   updateTaskRoute,
   updateTaskV2Route,
+  updateTaskByRefRoute,
   getTaskRoute,
   appendTaskLogRoute,
   getTaskLogsRoute,
@@ -58,6 +61,7 @@ export const CONDUCTOR_ROUTES: readonly AnyConductorRoute[] = [
   registerWorkflowDefRoute,
   updateWorkflowDefsRoute,
   getWorkflowDefRoute,
+  listWorkflowDefsRoute,
   registerTaskDefsRoute,
   updateTaskDefRoute,
   getTaskDefRoute,

@@ -54,6 +54,25 @@ export async function findRetryOf(db: Executor, task: Pick<TaskExecutionRow, "wo
   return row?.id;
 }
 
+/**
+ * The latest task of `refName` in a workflow (highest iteration, then attempt;
+ * or of one iteration when given): what Conductor's update-by-reference-name
+ * means by "the task".
+ */
+export async function findLatestTaskByRef(
+  db: Executor,
+  input: { namespaceId: string; workflowId: string; refName: string; iteration?: number },
+): Promise<TaskExecutionRow | undefined> {
+  let query = db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", input.workflowId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("refName", "=", input.refName);
+  if (input.iteration !== undefined) query = query.where("iteration", "=", input.iteration);
+  return query.orderBy("iteration", "desc").orderBy("attempt", "desc").limit(1).executeTakeFirst();
+}
+
 /** The FORK_JOIN_DYNAMIC row a fork instance belongs to (its latest attempt), for the labels its input lists. */
 export async function findForkTask(
   db: Executor,

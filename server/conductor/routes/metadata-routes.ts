@@ -5,7 +5,9 @@ import type { WorkflowDefinition } from "../../../engine";
 import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
 import { getTaskDefinition, listTaskDefinitions } from "../../store/task-definitions";
 import type { TaskDefinitionInput } from "../../store/task-definitions";
-import { getWorkflowDefinition } from "../../store/workflow-definitions";
+import { findNamespaceById } from "../../store/namespaces";
+import { getWorkflowDefinition, listLatestWorkflowDefinitions } from "../../store/workflow-definitions";
+import type { WorkflowDefinitionVersionRow } from "../../store/workflow-definitions";
 import { upsertTaskDefinition } from "../../upsert-task-definition";
 import { ConductorError, conflict, dottedPath, notFound, validationFailed, zodValidationErrors } from "../conductor-error";
 import type { ConductorValidationError } from "../conductor-error";
@@ -69,6 +71,35 @@ export const updateWorkflowDefsRoute = defineConductorRoute({
   },
 });
 
+/** A stored version as Conductor's WorkflowDef, or the reasons it has no nested form. */
+function toConductorWorkflowDef(row: WorkflowDefinitionVersionRow): { ok: true; def: Record<string, unknown> } | { ok: false; problems: { ref?: string; message: string }[] } {
+  const exported = exportConductorWorkflow(row.graph as WorkflowDefinition);
+  if (!exported.ok) return { ok: false, problems: exported.problems };
+  return {
+    ok: true,
+    def: { ...exported.workflowDef, name: row.name, version: row.version, createTime: row.createdAt.getTime(), updateTime: row.createdAt.getTime(), createdBy: row.createdBy },
+  };
+}
+
+export const listWorkflowDefsRoute = defineConductorRoute({
+  method: "GET",
+  path: "/metadata/workflow",
+  auth: "read",
+  summary: "Every workflow definition of the namespace (latest version of each) that has a Conductor form",
+  handler: async ({ deps, namespaceId }) => {
+    const namespace = await findNamespaceById(deps.db, namespaceId);
+    if (namespace === null) return { status: 200, json: [] };
+    const out: Record<string, unknown>[] = [];
+    for (const summary of await listLatestWorkflowDefinitions(deps.db, { namespace: namespace.name })) {
+      const row = await getWorkflowDefinition(deps.db, namespaceId, summary.name, Number(summary.latestVersion));
+      // A graph drawn in the editor with no nested form is left out of the list (GET by name says why).
+      const converted = row === undefined ? undefined : toConductorWorkflowDef(row);
+      if (converted?.ok === true) out.push(converted.def);
+    }
+    return { status: 200, json: out };
+  },
+});
+
 export const getWorkflowDefRoute = defineConductorRoute({
   method: "GET",
   path: "/metadata/workflow/{name}",
@@ -79,26 +110,16 @@ export const getWorkflowDefRoute = defineConductorRoute({
   handler: async ({ deps, namespaceId, params, query }) => {
     const row = await getWorkflowDefinition(deps.db, namespaceId, params.name, query.version);
     if (row === undefined) throw notFound(`No such workflow found by name: ${params.name}, version: ${query.version ?? "latest"}`);
-    const exported = exportConductorWorkflow(row.graph as WorkflowDefinition);
-    if (!exported.ok) {
+    const converted = toConductorWorkflowDef(row);
+    if (!converted.ok) {
       // A graph drawn in the editor need not have a nested Conductor form.
       throw new ConductorError(
         409,
-        `Workflow ${row.name} version ${row.version} has no Conductor WorkflowDef form: ${exported.problems.map((p) => p.message).join("; ")}`,
-        exported.problems.map((p) => ({ path: p.ref ?? "workflowDef", message: p.message })),
+        `Workflow ${row.name} version ${row.version} has no Conductor WorkflowDef form: ${converted.problems.map((p) => p.message).join("; ")}`,
+        converted.problems.map((p) => ({ path: p.ref ?? "workflowDef", message: p.message })),
       );
     }
-    return {
-      status: 200,
-      json: {
-        ...exported.workflowDef,
-        name: row.name,
-        version: row.version,
-        createTime: row.createdAt.getTime(),
-        updateTime: row.createdAt.getTime(),
-        createdBy: row.createdBy,
-      },
-    };
+    return { status: 200, json: converted.def };
   },
 });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { findTaskById, waitingTaskCounts } from "../../store/conductor-queries";
+import { findLatestTaskByRef, findTaskById, waitingTaskCounts } from "../../store/conductor-queries";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
 import { pollTasks } from "../../task-poller";
 import { actorOf } from "../../rest/actor";
@@ -132,6 +132,40 @@ export const updateTaskV2Route = defineConductorRoute({
       { lookUpRetries: false },
     );
     return { status: 200, json: next ?? null };
+  },
+});
+
+export const updateTaskByRefRoute = defineConductorRoute({
+  method: "POST",
+  path: "/tasks/{workflowId}/{taskRefName}/{status}",
+  auth: "work",
+  summary: "Update a workflow's task by reference name (the body is its output); answers the task id as text/plain",
+  params: z.object({
+    workflowId: z.string().min(1).max(100),
+    taskRefName: z.string().min(1).max(400),
+    status: z.enum(["IN_PROGRESS", "COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR"]),
+  }),
+  query: z.object({ workerid: optionalText(200) }),
+  body: z.record(z.string(), z.unknown()).optional(),
+  handler: async ({ deps, principal, namespaceId, params, query, body }) => {
+    // A loop body task is `<ref>__<iteration>` in Conductor.
+    const loop = /^(.+)__(\d+)$/.exec(params.taskRefName);
+    const row = isUuid(params.workflowId)
+      ? await findLatestTaskByRef(deps.db, {
+          namespaceId,
+          workflowId: params.workflowId,
+          refName: loop === null ? params.taskRefName : loop[1]!,
+          ...(loop === null ? {} : { iteration: Number(loop[2]) }),
+        })
+      : undefined;
+    if (row === undefined) throw taskNotFound(`${params.workflowId}/${params.taskRefName}`);
+    const outcome = await updateConductorTask(
+      deps,
+      namespaceId,
+      { workflowInstanceId: row.workflowId, taskId: row.id, status: params.status, outputData: body ?? {}, workerId: query.workerid ?? null },
+      actorOf(principal),
+    );
+    return { status: 200, text: outcome.task.id };
   },
 });
 
