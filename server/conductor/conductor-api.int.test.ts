@@ -7,6 +7,7 @@ import { createTestKey, createTestNamespace } from "../rest/testing/rest-fixture
 import type { TestNamespace } from "../rest/testing/rest-fixtures";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
+import { registerWorkflowDefinition } from "../register-workflow-definition";
 import { getWorkflowDefinition } from "../store/workflow-definitions";
 import { mintConductorToken } from "./conductor-token";
 import { TEST_SECRET, keyPair, startConductorHarness } from "./testing/conductor-harness";
@@ -107,6 +108,12 @@ describe("auth: POST /token and X-Authorization", () => {
     expect(await h.call("POST", "/token", { body: keyPair(created.key) })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
   });
 
+  it("the API key itself works too, as X-Authorization or a Bearer token", async () => {
+    expect((await h.call("GET", "/metadata/taskdefs", { token: adminKey })).status).toBe(200);
+    expect((await h.call("GET", "/metadata/taskdefs", { headers: { authorization: `Bearer ${adminKey}` } })).status).toBe(200);
+    expect(await h.call("GET", "/metadata/taskdefs", { headers: { authorization: `Bearer ${adminKey}x` } })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+  });
+
   it("a worker key may poll and update but not register or start (403)", async () => {
     expect((await h.call("GET", "/tasks/poll/batch/cd_nothing?timeout=0", { token: worker })).status).toBe(200);
     expect(await h.call("POST", "/metadata/workflow", { token: worker, body: twoStep(uniqueName("denied")) })).toMatchObject({ status: 403 });
@@ -145,6 +152,30 @@ describe("metadata", () => {
     const all = await h.call<{ name: string; version: number }[]>("GET", "/metadata/workflow", { token: admin });
     expect(all.body.find((d) => d.name === name)).toMatchObject({ version: 2 });
     expect((await h.call<{ name: string }[]>("GET", "/metadata/workflow", { token: stranger })).body.find((d) => d.name === name)).toBeUndefined();
+  });
+
+  it("a graph drawn in node-flow with no nested Conductor form answers 409 naming why, and is left out of the list", async () => {
+    const name = uniqueName("drawn");
+    const at = { x: 0, y: 0 };
+    const registered = await registerWorkflowDefinition(t.db, {
+      namespaceId: ns.id,
+      definition: {
+        schemaVersion: 1,
+        name,
+        nodes: ["a", "b", "c"].map((ref) => ({ ref, type: "SIMPLE", name: `cd_${ref}`, position: at })),
+        // a → c is redundant beside a → b → c: Conductor's task lists cannot say it.
+        edges: [
+          { source: "a", target: "b" },
+          { source: "b", target: "c" },
+          { source: "a", target: "c" },
+        ],
+      },
+    });
+    expect(registered.ok).toBe(true);
+    const answer = await h.call<{ message: string }>("GET", `/metadata/workflow/${name}`, { token: admin });
+    expect(answer.status).toBe(409);
+    expect(answer.body.message).toContain("no Conductor WorkflowDef form");
+    expect((await h.call<{ name: string }[]>("GET", "/metadata/workflow", { token: admin })).body.map((d) => d.name)).not.toContain(name);
   });
 
   it("PUT registers a list and answers a BulkResponse; one malformed entry stores nothing", async () => {
