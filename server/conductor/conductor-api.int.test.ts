@@ -312,6 +312,29 @@ describe("workflows: start, read, search, actions", () => {
     expect((await h.call<{ totalHits: number }>("GET", `/workflow/search?query=${encodeURIComponent(`workflowType IN (${name})`)}`, { token: stranger })).body.totalHits).toBe(0);
   });
 
+  it("skiptask completes a scheduled task with the given output; rerun from a task runs it and what follows again", async () => {
+    const own = uniqueName("skip");
+    await h.call("POST", "/metadata/workflow", { token: admin, body: twoStep(own, "cd_skip_a", "cd_skip_b") });
+    const id = (await h.call<string>("POST", "/workflow", { token: admin, body: { name: own, input: { x: 4 } } })).body;
+    await decide();
+    const [first] = (await h.call<{ taskId: string }[]>("GET", "/tasks/poll/batch/cd_skip_a?timeout=0", { token: worker })).body;
+    expect((await h.call("POST", "/tasks", { token: worker, body: { workflowInstanceId: id, taskId: first!.taskId, status: "COMPLETED", outputData: { y: 1 } } })).status).toBe(200);
+    await decide();
+    expect((await h.call("PUT", `/workflow/${id}/skiptask/second`, { token: admin, body: { taskInput: {}, taskOutput: { z: 9 } } })).status).toBe(200);
+    await decide();
+    const skipped = await h.call<{ status: string; output: unknown; tasks: { referenceTaskName: string; status: string }[] }>("GET", `/workflow/${id}`, { token: admin });
+    expect(skipped.body).toMatchObject({ status: "COMPLETED", output: { result: 9 } });
+    expect(await h.call("PUT", `/workflow/${id}/skiptask/second`, { token: admin })).toMatchObject({ status: 409 });
+
+    const rerun = await h.call<string>("POST", `/workflow/${id}/rerun`, { token: admin, body: { reRunFromWorkflowId: id, reRunFromTaskId: first!.taskId, workflowInput: { x: 5 } } });
+    expect(rerun).toMatchObject({ status: 200, body: id });
+    await decide();
+    const again = await h.call<{ status: string; tasks: { referenceTaskName: string; status: string; inputData: unknown }[] }>("GET", `/workflow/${id}`, { token: admin });
+    expect(again.body.status).toBe("RUNNING");
+    expect(again.body.tasks.map((task) => [task.referenceTaskName, task.status, task.inputData])).toEqual([["first", "SCHEDULED", { x: 5 }]]);
+    expect(await h.call("POST", `/workflow/${id}/rerun`, { token: admin, body: { reRunFromTaskId: "0191d6a4-0000-7000-8000-0000000000ab" } })).toMatchObject({ status: 404 });
+  });
+
   it("pause, resume, terminate, restart; the wrong state is a 409, an unknown workflow a 404", async () => {
     const id = (await h.call<string>("POST", "/workflow", { token: admin, body: { name, input: { x: 3 } } })).body;
     await decide();

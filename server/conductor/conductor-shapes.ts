@@ -88,7 +88,7 @@ export function conductorRef(ref: string, iteration: number): string {
 /** The labels a dynamic fork gave its instances, by index (its input's `forkedTasks`), or undefined. */
 export function forkedTaskLabels(forkInput: unknown): string[] | undefined {
   const labels = (forkInput as { forkedTasks?: unknown } | null)?.forkedTasks;
-  return Array.isArray(labels) && labels.every((l) => typeof l === "string") ? (labels as string[]) : undefined;
+  return Array.isArray(labels) && labels.every((l) => typeof l === "string") ? labels : undefined;
 }
 
 /** A Conductor `Workflow`; `tasks` only when asked for (includeTasks). */
