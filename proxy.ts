@@ -22,8 +22,9 @@ export function proxy(request: NextRequest): NextResponse {
 }
 
 export const config = {
-  // Pages only. API routes authenticate each request themselves and answer
-  // 401, not a redirect; health and metrics are public by design; Next's own
-  // assets and the icon carry nothing to protect.
-  matcher: ["/((?!api/|_next/|metrics|icon.svg|favicon.ico).*)"],
+  // Pages only. API routes — /api/* and Conductor's /conductor/api/* —
+  // authenticate each request themselves and answer 401, not a redirect (a
+  // Conductor client would follow it to an HTML page); health and metrics are
+  // public by design; Next's own assets and the icon carry nothing to protect.
+  matcher: ["/((?!api/|conductor/api/|_next/|metrics|icon.svg|favicon.ico).*)"],
 };

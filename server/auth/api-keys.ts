@@ -10,7 +10,7 @@ import {
   markApiKeyRevoked,
   touchApiKeyLastUsed,
 } from "../store/api-keys";
-import type { ApiKeyRecord, ApiKeyStatus } from "../store/api-keys";
+import type { ApiKeyCredentialRow, ApiKeyRecord, ApiKeyStatus } from "../store/api-keys";
 import { appendAuditEvent } from "../store/audit-events";
 import { getServiceAccount, insertServiceAccount, listServiceAccountRows, markServiceAccountDisabled } from "../store/service-accounts";
 import { findUserById } from "../store/users";
@@ -127,6 +127,26 @@ export async function authenticateApiKey(db: Executor, presentedKey: string): Pr
   const row = await findApiKeyByPrefix(db, parsed.prefix);
   if (row === undefined) return null;
   if (!hashesEqual(hashApiKey(presentedKey), row.keyHash)) return null;
+  return activeKeyPrincipal(db, row);
+}
+
+/**
+ * The principal of the key with `prefix` and id `apiKeyId`, or null when it no
+ * longer exists or is revoked, expired or owned by a disabled owner — for a
+ * credential derived from a key that was checked earlier (a Conductor token,
+ * which carries the key's prefix and id, never its secret). Revoking the key
+ * therefore revokes every token minted from it, at once.
+ */
+export async function authenticateApiKeyReference(
+  db: Executor,
+  reference: { prefix: string; apiKeyId: string },
+): Promise<(Principal & { kind: "apiKey" }) | null> {
+  const row = await findApiKeyByPrefix(db, reference.prefix);
+  if (row === undefined || row.id !== reference.apiKeyId) return null;
+  return activeKeyPrincipal(db, row);
+}
+
+async function activeKeyPrincipal(db: Executor, row: ApiKeyCredentialRow): Promise<(Principal & { kind: "apiKey" }) | null> {
   if (row.revoked || row.expired || !row.ownerActive) return null;
   // Only a stale value is written: a busy worker polling many times a second
   // costs one UPDATE a minute, not one per poll.

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { TRPCError } from "@trpc/server";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
+import { CONDUCTOR_ROUTES } from "../conductor/conductor-routes";
 import { ROUTES } from "../rest/routes";
 import { callerAs, useWebEnvironment } from "./testing";
 import { appRouter } from "./routers/_app";
@@ -43,8 +44,14 @@ const PUBLIC_REST_ROUTES: Record<string, string> = {
   "GET /openapi.json": "the API's own description, for client generators; no data",
 };
 
+/** Conductor routes (server/conductor/conductor-routes.ts, served by the /conductor/api catch-all) anyone may call, and why. */
+const PUBLIC_CONDUCTOR_ROUTES: Record<string, string> = {
+  "POST /token": "it is how a Conductor client becomes authenticated: it trades an API key's id and secret for a token",
+};
+
 /** Catch-all route files whose inventory is a table rather than the file system. */
 const REST_CATCH_ALL = "app/api/v1/[...path]/route.ts";
+const CONDUCTOR_CATCH_ALL = "app/conductor/api/[...path]/route.ts";
 const TRPC_CATCH_ALL = "app/api/trpc/[trpc]/route.ts";
 
 const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
@@ -133,14 +140,14 @@ describe("every route handler refuses an anonymous request with 401 unless liste
   const files = routeFiles("app");
 
   it("found the route files, and every listed one still exists", () => {
-    expect(files).toEqual(expect.arrayContaining([TRPC_CATCH_ALL, REST_CATCH_ALL]));
+    expect(files).toEqual(expect.arrayContaining([TRPC_CATCH_ALL, REST_CATCH_ALL, CONDUCTOR_CATCH_ALL]));
     for (const file of [...Object.keys(PUBLIC_ROUTE_FILES), ...Object.keys(TOKEN_GATED_ROUTE_FILES)]) expect(files).toContain(file);
   });
 
   it("route files not served by a table: every exported method answers 401", async () => {
     const checked: string[] = [];
     for (const file of files) {
-      if (file === REST_CATCH_ALL || file === TRPC_CATCH_ALL || file in PUBLIC_ROUTE_FILES) continue;
+      if (file === REST_CATCH_ALL || file === TRPC_CATCH_ALL || file === CONDUCTOR_CATCH_ALL || file in PUBLIC_ROUTE_FILES) continue;
       const { url, params } = sampleUrl(file);
       for (const [method, handle] of await handlersOf(file)) {
         const response = await handle(new Request(url, { method }), { params: Promise.resolve(params) });
@@ -179,6 +186,27 @@ describe("every route handler refuses an anonymous request with 401 unless liste
     }
     const expected = ROUTES.map((route) => `${route.method} ${route.path} → ${route.auth === "public" ? 200 : 401}`);
     expect(refused).toEqual(expected);
+  });
+
+  it("/conductor/api: every route of the Conductor table answers 401, except the listed public ones; an unknown path too", async () => {
+    const handlers = new Map(await handlersOf(CONDUCTOR_CATCH_ALL));
+    const publicRoutes = CONDUCTOR_ROUTES.filter((route) => route.auth === "public").map((route) => `${route.method} ${route.path}`);
+    expect(publicRoutes.sort()).toEqual(Object.keys(PUBLIC_CONDUCTOR_ROUTES).sort());
+    const answers: string[] = [];
+    const call = async (method: string, routePath: string) => {
+      const handle = handlers.get(method);
+      expect(handle, `${CONDUCTOR_CATCH_ALL} exports no ${method} for ${routePath}`).toBeDefined();
+      const init: RequestInit = { method };
+      if (method !== "GET" && method !== "DELETE") Object.assign(init, { headers: { "content-type": "application/json" }, body: "{}" });
+      const response = await handle!(new Request(`${ORIGIN}/conductor/api${routePath}`, init), { params: Promise.resolve({ path: routePath.split("/").filter(Boolean) }) });
+      return response.status;
+    };
+    for (const route of CONDUCTOR_ROUTES) {
+      const status = await call(route.method, route.path.replace(/\{\w+\}/g, "00000000-0000-0000-0000-000000000000"));
+      answers.push(`${route.method} ${route.path} → ${status === 401 ? "401" : "answered"}`);
+    }
+    expect(answers).toEqual(CONDUCTOR_ROUTES.map((route) => `${route.method} ${route.path} → ${route.auth === "public" ? "answered" : "401"}`));
+    expect(await call("GET", "/no/such/resource")).toBe(401);
   });
 
   it("/api/trpc: every procedure over HTTP answers 401, except the listed public ones", async () => {

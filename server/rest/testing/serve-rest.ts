@@ -39,6 +39,11 @@ async function send(res: ServerResponse, response: Response): Promise<void> {
 }
 
 export async function serveRest(deps: RestDeps): Promise<RestTestServer> {
+  return serveRequests((request) => dispatchRestRequest(deps, request, ROUTES), "/api/v1");
+}
+
+/** Any Request → Response handler behind a real node:http server; `baseUrl` is the origin plus `basePath`. */
+export async function serveRequests(handle: (request: Request) => Promise<Response>, basePath: string): Promise<RestTestServer> {
   const server = createServer((req, res) => {
     const controller = new AbortController();
     res.on("close", () => {
@@ -46,7 +51,7 @@ export async function serveRest(deps: RestDeps): Promise<RestTestServer> {
     });
     const origin = `http://${req.headers.host ?? "localhost"}`;
     toRequest(req, origin, controller.signal)
-      .then((request) => dispatchRestRequest(deps, request, ROUTES))
+      .then((request) => handle(request))
       .then((response) => send(res, response))
       .catch((error: unknown) => {
         res.statusCode = 500;
@@ -56,7 +61,7 @@ export async function serveRest(deps: RestDeps): Promise<RestTestServer> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/api/v1`,
+    baseUrl: `http://127.0.0.1:${port}${basePath}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

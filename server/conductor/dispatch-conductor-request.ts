@@ -1,0 +1,222 @@
+import type { z } from "zod";
+import { authenticateApiKey, authenticateApiKeyReference, parseApiKey, parseBearer } from "../auth/api-keys";
+import { grants, roleOfScopes } from "../auth/principal";
+import type { Principal } from "../auth/principal";
+import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "../rest/dispatch";
+import { HttpProblem } from "../rest/problem";
+import { ConductorError, authErrorResponse, errorResponse, jsonResponse, validationFailed, zodValidationErrors } from "./conductor-error";
+import type { ConductorValidationError } from "./conductor-error";
+import { verifyConductorToken } from "./conductor-token";
+import type { AnyConductorRoute, ConductorAnswer, ConductorDeps, HttpMethod } from "./define-conductor-route";
+
+/**
+ * The one entry point of /conductor/api. In order: match the route; unless it
+ * is the public token exchange, authenticate (401 in Orkes' shape) — before a
+ * 404 for an unknown path, so an anonymous caller learns nothing about which
+ * paths exist — and authorize in the key's own namespace (403); validate the
+ * path parameters, query and body together (400 listing every problem); run
+ * the handler. Anything a handler throws that is not a ConductorError is
+ * logged and answered as a 500 that says nothing about the cause.
+ */
+
+export const CONDUCTOR_PREFIX = "/conductor/api";
+
+const METHODS: readonly HttpMethod[] = ["GET", "POST", "PUT", "DELETE"];
+
+type Segment = { literal: string } | { param: string };
+interface CompiledRoute {
+  route: AnyConductorRoute;
+  segments: Segment[];
+}
+
+const compiledTables = new WeakMap<readonly AnyConductorRoute[], CompiledRoute[]>();
+
+function compile(routes: readonly AnyConductorRoute[]): CompiledRoute[] {
+  let compiled = compiledTables.get(routes);
+  if (compiled === undefined) {
+    compiled = routes.map((route) => ({
+      route,
+      segments: route.path
+        .split("/")
+        .filter((s) => s.length > 0)
+        .map((s): Segment => {
+          const param = /^\{([A-Za-z][A-Za-z0-9]*)\}$/.exec(s)?.[1];
+          return param === undefined ? { literal: s } : { param };
+        }),
+    }));
+    const seen = new Set<string>();
+    for (const { route, segments } of compiled) {
+      const key = `${route.method} ${segments.map((s) => ("literal" in s ? s.literal : "{}")).join("/")}`;
+      if (seen.has(key)) throw new Error(`Two Conductor routes answer ${route.method} ${route.path}`);
+      seen.add(key);
+    }
+    compiledTables.set(routes, compiled);
+  }
+  return compiled;
+}
+
+interface Match {
+  compiled: CompiledRoute;
+  params: Record<string, string>;
+}
+
+/** Literal segments beat parameters, leftmost first: GET /workflow/search is not GET /workflow/{workflowId}. */
+function moreSpecific(a: Match, b: Match): number {
+  for (let i = 0; i < a.compiled.segments.length; i++) {
+    const la = "literal" in a.compiled.segments[i]! ? 1 : 0;
+    const lb = "literal" in b.compiled.segments[i]! ? 1 : 0;
+    if (la !== lb) return lb - la;
+  }
+  return 0;
+}
+
+type Resolved = { kind: "route"; route: AnyConductorRoute; params: Record<string, string> } | { kind: "none"; error: ConductorError };
+
+export function resolveConductorRoute(routes: readonly AnyConductorRoute[], method: string, pathname: string): Resolved {
+  const missing: Resolved = { kind: "none", error: new ConductorError(404, `No Conductor API resource at ${pathname}`) };
+  if (!pathname.startsWith(`${CONDUCTOR_PREFIX}/`)) return missing;
+  let segments: string[];
+  try {
+    segments = pathname
+      .slice(CONDUCTOR_PREFIX.length + 1)
+      .split("/")
+      .filter((s, i, all) => s.length > 0 || i < all.length - 1)
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    return missing;
+  }
+  if (segments.some((s) => s.length === 0)) return missing;
+  const matches: Match[] = [];
+  for (const candidate of compile(routes)) {
+    if (candidate.segments.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < segments.length && ok; i++) {
+      const pattern = candidate.segments[i]!;
+      if ("literal" in pattern) ok = pattern.literal === segments[i];
+      else params[pattern.param] = segments[i]!;
+    }
+    if (ok) matches.push({ compiled: candidate, params });
+  }
+  if (matches.length === 0) return missing;
+  const chosen = matches.filter((m) => m.compiled.route.method === method).sort(moreSpecific)[0];
+  if (chosen === undefined) {
+    const allow = [...new Set(matches.map((m) => m.compiled.route.method))].sort((a, b) => METHODS.indexOf(a) - METHODS.indexOf(b));
+    return { kind: "none", error: new ConductorError(405, `${method} is not allowed on ${pathname}; use ${allow.join(", ")}`) };
+  }
+  return { kind: "route", route: chosen.compiled.route, params: chosen.params };
+}
+
+type KeyPrincipal = Principal & { kind: "apiKey" };
+type Authentication = { ok: true; principal: KeyPrincipal } | { ok: false; error: "EXPIRED_TOKEN" | "INVALID_TOKEN"; message: string };
+
+/**
+ * Who calls: `X-Authorization: <token>` from POST /token (what Orkes clients
+ * send), or — for curl and for clients configured with a static header — a
+ * node-flow API key itself, as `X-Authorization: nf_…` or
+ * `Authorization: Bearer nf_…`. Session cookies are not accepted: a Conductor
+ * call has no namespace in its path, and only a key belongs to exactly one.
+ */
+export async function authenticateConductorRequest(deps: ConductorDeps, request: Request): Promise<Authentication> {
+  const presented = request.headers.get("x-authorization")?.trim() || parseBearer(request.headers.get("authorization"));
+  if (presented === null || presented === undefined || presented === "") {
+    return { ok: false, error: "INVALID_TOKEN", message: "Send a token from POST /conductor/api/token as X-Authorization" };
+  }
+  if (parseApiKey(presented) !== null) {
+    const principal = await authenticateApiKey(deps.db, presented);
+    return principal === null ? { ok: false, error: "INVALID_TOKEN", message: "The API key is not valid" } : { ok: true, principal };
+  }
+  const verdict = verifyConductorToken(deps.secret, presented, (deps.now ?? Date.now)());
+  if (!verdict.ok) {
+    return { ok: false, error: verdict.error, message: verdict.error === "EXPIRED_TOKEN" ? "The token has expired; get a new one from POST /token" : "The token is not valid" };
+  }
+  const principal = await authenticateApiKeyReference(deps.db, { prefix: verdict.claims.prefix, apiKeyId: verdict.claims.apiKeyId });
+  // The key was revoked, expired or its owner disabled since the token was minted.
+  if (principal === null) return { ok: false, error: "INVALID_TOKEN", message: "The API key this token was issued for is no longer valid" };
+  return { ok: true, principal };
+}
+
+function logFailure(deps: ConductorDeps | undefined, error: unknown, request: Request): void {
+  const where = { method: request.method, path: new URL(request.url).pathname };
+  if (deps?.logger) deps.logger.error({ err: error, ...where }, "Conductor API request failed");
+  else console.error(`Conductor ${where.method} ${where.path} failed:`, error);
+}
+
+/** Answers one request from `routes`; `deps` may be a function so a broken environment still answers in JSON (503). */
+export async function dispatchConductorRequest(deps: ConductorDeps | (() => ConductorDeps), request: Request, routes: readonly AnyConductorRoute[]): Promise<Response> {
+  let resolvedDeps: ConductorDeps | undefined;
+  try {
+    const isHead = request.method === "HEAD";
+    const url = new URL(request.url);
+    const resolved = resolveConductorRoute(routes, isHead ? "GET" : request.method, url.pathname);
+    try {
+      resolvedDeps = typeof deps === "function" ? deps() : deps;
+    } catch (error) {
+      logFailure(undefined, error, request);
+      return errorResponse(new ConductorError(503, "The server is not configured; see its log"));
+    }
+    const response = await serve(resolvedDeps, resolved, url, request);
+    return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  } catch (error) {
+    if (error instanceof ConductorError) return errorResponse(error);
+    if (error instanceof HttpProblem) return errorResponse(new ConductorError(error.problem.status, error.problem.detail));
+    logFailure(resolvedDeps, error, request);
+    return errorResponse(new ConductorError(500, "The request failed on the server; it has been logged"));
+  }
+}
+
+async function serve(deps: ConductorDeps, resolved: Resolved, url: URL, request: Request): Promise<Response> {
+  let principal: KeyPrincipal | null = null;
+  if (resolved.kind === "none" || resolved.route.auth !== "public") {
+    const auth = await authenticateConductorRequest(deps, request);
+    if (!auth.ok) return authErrorResponse(auth.error, auth.message);
+    principal = auth.principal;
+  }
+  if (resolved.kind === "none") throw resolved.error;
+  const { route, params: rawParams } = resolved;
+  if (route.auth !== "public" && principal !== null && !grants(roleOfScopes(principal.scopes), principal.scopes, route.auth)) {
+    throw new ConductorError(403, `This API key's scopes (${principal.scopes.join(", ") || "none"}) do not allow this: it needs the "${route.auth}" permission`);
+  }
+
+  const errors: ConductorValidationError[] = [];
+  const params = validate(route.params, rawParams, "path", errors);
+  const query = validate(route.query, queryObject(url.searchParams), "query", errors);
+  let body: unknown;
+  if (route.body !== undefined) {
+    const raw = route.textBody === true ? await readTextBody(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : await readJsonBody(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    body = validate(route.body, raw, "body", errors);
+  }
+  if (errors.length > 0) throw validationFailed(errors);
+
+  const handler = route.handler as (ctx: unknown) => Promise<ConductorAnswer>;
+  const answer = await handler({ deps, request, signal: request.signal, principal, namespaceId: principal?.namespaceId ?? null, params, query, body });
+  if ("json" in answer) return jsonResponse(answer.status, answer.json);
+  if ("text" in answer) return new Response(answer.text, { status: answer.status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
+  return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+}
+
+function validate(schema: z.ZodType | undefined, value: unknown, root: string, errors: ConductorValidationError[]): unknown {
+  if (schema === undefined) return root === "body" ? undefined : {};
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  errors.push(...zodValidationErrors(parsed.error.issues, root));
+  return undefined;
+}
+
+/** A repeated query parameter is an array (Conductor's `taskType=a&taskType=b`); a single one a string. */
+function queryObject(search: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(search.keys())) {
+    const values = search.getAll(key);
+    out[key] = values.length === 1 ? values[0]! : values;
+  }
+  return out;
+}
+
+async function readTextBody(request: Request, limit: number): Promise<string | undefined> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw new ConductorError(413, `The body is ${declared} bytes; the limit is ${limit}`);
+  const text = await request.text();
+  if (Buffer.byteLength(text, "utf8") > limit) throw new ConductorError(413, `The body is over the limit of ${limit} bytes`);
+  return text === "" ? undefined : text;
+}
