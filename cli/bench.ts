@@ -91,6 +91,8 @@ export interface BenchOptions {
   drainSeconds: number;
   /** Writes V8 CPU profiles of web and sidecar into this directory. */
   cpuProfileDir: string | undefined;
+  /** Loads pg_stat_statements in the embedded cluster and reports the costliest statements. */
+  pgStatStatements: boolean;
 }
 
 export const BENCH_USAGE = `nf bench [--rates 25,50,100,200,400] [--duration 20] [--closed 20] [--in-flight 64]
@@ -107,6 +109,8 @@ export const BENCH_USAGE = `nf bench [--rates 25,50,100,200,400] [--duration 20]
   --url        a running node-flow instead of a throwaway one, with --api-key (worker
                and admin scopes) and --database-url (the figures only Postgres knows)
   --cpu-prof   V8 CPU profiles of the web and sidecar processes into DIR
+  --pg-stat-statements  preload pg_stat_statements (embedded only) and list the
+               statements that cost the most Postgres time
 `;
 
 function parseList(text: string): number[] {
@@ -139,6 +143,7 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
         namespace: { type: "string" },
         drain: { type: "string", default: "60" },
         "cpu-prof": { type: "string" },
+        "pg-stat-statements": { type: "boolean", default: false },
       },
       strict: true,
       allowPositionals: false,
@@ -178,6 +183,7 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
     out: values.out ?? path.join("bench-results", `bench-${stamp}`),
     drainSeconds: number("drain", values.drain, 1, 3600, false),
     cpuProfileDir: values["cpu-prof"] ? path.resolve(values["cpu-prof"]) : undefined,
+    pgStatStatements: values["pg-stat-statements"] ?? false,
   };
 }
 
@@ -345,16 +351,22 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
   const paths = embeddedPaths(path.join(scratch, "data"));
   const { state } = prepareEmbeddedState(paths);
   const postgresLog: string[] = [];
-  const embedded: EmbeddedPostgresHandle = await startEmbeddedProcess(paths, state, (line) => {
-    postgresLog.push(line);
-    if (postgresLog.length > 30) postgresLog.shift();
-  });
+  const embedded: EmbeddedPostgresHandle = await startEmbeddedProcess(
+    paths,
+    state,
+    (line) => {
+      postgresLog.push(line);
+      if (postgresLog.length > 30) postgresLog.shift();
+    },
+    options.pgStatStatements ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on" } : undefined,
+  );
   cleanups.push(() => embedded.stop());
   const postmasterPid = Number(readFileSync(path.join(paths.postgresDir, "postmaster.pid"), "utf8").split("\n", 1)[0]);
 
   const db = createDb(embedded.url, { max: 4, applicationName: "node-flow-bench" });
   cleanups.push(() => db.destroy());
   await migrate(db);
+  if (options.pgStatStatements) await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`.execute(db);
   const namespace = await insertNamespace(db, { name: `bench-${randomBytes(3).toString("hex")}` });
   const apiKey = (await createApiKey(db, { namespaceId: namespace.id, name: "nf bench", scopes: ["worker", "admin"], createdBy: "nf bench" })).key;
 
@@ -1028,6 +1040,36 @@ function largeText(large: LargeResult | undefined): string[] {
   ];
 }
 
+interface StatementCost {
+  calls: number;
+  execMs: number;
+  planMs: number;
+  rows: number;
+  query: string;
+}
+
+async function topStatements(db: Db): Promise<StatementCost[]> {
+  const { rows } = await sql<StatementCost>`
+    SELECT calls::int AS calls, total_exec_time AS "execMs", total_plan_time AS "planMs", rows::int AS rows,
+           regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query
+    FROM pg_stat_statements
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time + total_plan_time DESC LIMIT 25`.execute(db);
+  return rows;
+}
+
+function statementsText(statements: readonly StatementCost[]): string[] {
+  if (statements.length === 0) return [];
+  return [
+    "",
+    "## Costliest statements (pg_stat_statements, whole run)",
+    "",
+    "| calls | exec ms total | plan ms total | exec+plan µs/call | statement |",
+    "| ---: | ---: | ---: | ---: | --- |",
+    ...statements.map((s) => `| ${s.calls} | ${fixed(s.execMs, 0)} | ${fixed(s.planMs, 0)} | ${fixed(((s.execMs + s.planMs) / Math.max(1, s.calls)) * 1000, 0)} | \`${s.query.slice(0, 160).replace(/\|/g, "\\|")}\` |`),
+  ];
+}
+
 // ---------------------------------------------------------------------------
 
 export async function runBench(argv: string[], _env: Env): Promise<number> {
@@ -1078,6 +1120,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       say(`closed loop: ${fixed(point.completedPerSecond)} completed/s${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
     }
     const large = options.largeTasks > 0 ? await runLarge(driver) : undefined;
+    const statements = options.pgStatStatements ? await topStatements(system.db) : [];
     const loadAfter = os.loadavg().map((l) => l.toFixed(2)).join(" ");
 
     const { rows: version } = await sql<{ server_version: string }>`SHOW server_version`.execute(system.db);
@@ -1096,6 +1139,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       `Lost completions: ${lost}; duplicated: ${duplicated}.`,
       ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${p.mode === "open" ? `open ${p.target}/s` : "closed"}: ${p.problems.join("; ")}`] : [])),
       ...largeText(large),
+      ...statementsText(statements),
       "",
       `Took ${fixed((performance.now() - began) / 1000)} s.`,
       "",
