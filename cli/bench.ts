@@ -569,15 +569,30 @@ function lsnBytes(lsn: string): bigint {
 }
 
 async function dbSnapshot(db: Db): Promise<DbSnapshot> {
-  const { rows } = await sql<{ commits: string; lsn: string; xmax: string }>`
+  const { rows } = await sql<{ commits: string; lsn: string; xmax: string }>`/* nf-bench */ 
     SELECT xact_commit::text AS commits, pg_current_wal_lsn()::text AS lsn, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
     FROM pg_stat_database WHERE datname = current_database()`.execute(db);
   const row = rows[0]!;
   return { commits: Number(row.commits), walBytes: lsnBytes(row.lsn), nextXid: BigInt(row.xmax) };
 }
 
+interface StatementTotals {
+  calls: number;
+  execMs: number;
+  planMs: number;
+}
+
+/** The server's statements (the bench's own are tagged and left out), since the last reset. */
+async function statementTotals(db: Db): Promise<StatementTotals> {
+  const { rows } = await sql<StatementTotals>`/* nf-bench */
+    SELECT coalesce(sum(calls), 0)::float8 AS calls, coalesce(sum(total_exec_time), 0)::float8 AS "execMs", coalesce(sum(total_plan_time), 0)::float8 AS "planMs"
+    FROM pg_stat_statements
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%nf-bench%'`.execute(db);
+  return rows[0]!;
+}
+
 async function queueDepths(db: Db): Promise<{ tasks: number; decides: number }> {
-  const { rows } = await sql<{ tasks: number; decides: number }>`
+  const { rows } = await sql<{ tasks: number; decides: number }>`/* nf-bench */ 
     SELECT (SELECT count(*) FROM "TaskQueues" WHERE "leaseExpiresAt" IS NULL)::int AS tasks,
            (SELECT count(*) FROM "DecideQueues")::int AS decides`.execute(db);
   return rows[0]!;
@@ -609,11 +624,11 @@ async function loadRuns(db: Db, ids: readonly string[]): Promise<{ runs: RunRow[
   const tasks: TaskRow[] = [];
   for (let i = 0; i < ids.length; i += 2000) {
     const chunk = ids.slice(i, i + 2000);
-    const r = await sql<RunRow>`
+    const r = await sql<RunRow>`/* nf-bench */ 
       SELECT "id", "status", ${epochMs(`"startedAt"`)}::float8 AS "startedMs", ${epochMs(`"endedAt"`)}::float8 AS "endedMs"
       FROM "WorkflowExecutions" WHERE "id" = ANY(${chunk}::uuid[])`.execute(db);
     runs.push(...r.rows);
-    const t = await sql<TaskRow>`
+    const t = await sql<TaskRow>`/* nf-bench */ 
       SELECT "id", "workflowId", "refName", "status", "attempt", "pollCount",
              ${epochMs(`"scheduledAt"`)}::float8 AS "scheduledMs", ${epochMs(`"startedAt"`)}::float8 AS "startedMs",
              ${epochMs(`"endedAt"`)}::float8 AS "endedMs"
@@ -626,7 +641,7 @@ async function loadRuns(db: Db, ids: readonly string[]): Promise<{ runs: RunRow[
 async function countEnded(db: Db, ids: readonly string[]): Promise<number> {
   let ended = 0;
   for (let i = 0; i < ids.length; i += 5000) {
-    const { rows } = await sql<{ n: number }>`
+    const { rows } = await sql<{ n: number }>`/* nf-bench */ 
       SELECT count(*)::int AS n FROM "WorkflowExecutions" WHERE "id" = ANY(${ids.slice(i, i + 5000)}::uuid[]) AND "status" <> 'RUNNING'`.execute(db);
     ended += rows[0]!.n;
   }
@@ -687,13 +702,24 @@ export interface PointResult {
   commitsPerRun: number;
   walBytesPerRun: number;
   cpuPercent: Partial<Record<CpuGroup, number>>;
-  lostCompletions: number;
-  duplicateCompletions: number;
+  /** CPU milliseconds per completed run, per process group: steadier than latency on a shared machine. */
+  cpuMsPerRun: Partial<Record<CpuGroup, number>>;
+  /** Completions the workers made during the point (stragglers of earlier points included). */
+  workerCompletions: number;
+  /** With --pg-stat-statements: the server's statements per completed run, and their execution and planning time. */
+  statementsPerRun?: StatementTotals;
   problems: string[];
   seconds: number;
 }
 
+/** Every run started and every completion a worker reported, for the final lost/duplicate check. */
+interface Ledger {
+  runIds: string[];
+  reportedTaskIds: string[];
+}
+
 interface Driver {
+  ledger: Ledger;
   system: System;
   client: NodeFlowClient;
   workers: WorkerPool;
@@ -720,6 +746,7 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
 
   // Settle: the previous point's last commits reach pg_stat_database (backends flush at most once a second).
   await sleep(1200);
+  const statementsBefore = options.pgStatStatements ? await statementTotals(system.db) : undefined;
   const before = await dbSnapshot(system.db);
   const cpuBefore = cpuSnapshot(driver);
   const completedBefore = workers.completed();
@@ -796,7 +823,7 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
         continue;
       }
       const ids = [...running];
-      const { rows } = await sql<{ id: string }>`
+      const { rows } = await sql<{ id: string }>`/* nf-bench */ 
         SELECT "id" FROM "WorkflowExecutions" WHERE "id" = ANY(${ids}::uuid[]) AND "status" <> 'RUNNING'`.execute(system.db);
       for (const row of rows) running.delete(row.id);
       await fill();
@@ -820,7 +847,9 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
   await sleep(1200);
   const after = await dbSnapshot(system.db);
   const cpuAfter = cpuSnapshot(driver);
+  const statementsAfter = options.pgStatStatements ? await statementTotals(system.db) : undefined;
   const flushed = await workers.flush();
+  const workerCompleted = workers.completed() - completedBefore;
 
   const { runs, tasks } = await loadRuns(system.db, ids);
   const completedRuns = runs.filter((r) => r.status === "COMPLETED" && r.endedMs !== null);
@@ -829,30 +858,14 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
   if (flushed.refused > 0) problems.push(`${flushed.refused} reports refused`);
   if (flushed.errors > 0) problems.push(`${flushed.errors} poll/report errors`);
 
-  // Lost and duplicated completions: the database against the workers' own account.
   const tasksByRun = new Map<string, TaskRow[]>();
   for (const task of tasks) {
     const list = tasksByRun.get(task.workflowId);
     if (list) list.push(task);
     else tasksByRun.set(task.workflowId, [task]);
   }
-  const reported = new Map<string, number>();
-  for (const id of flushed.taskIds) reported.set(id, (reported.get(id) ?? 0) + 1);
-  let duplicates = 0;
-  for (const count of reported.values()) if (count > 1) duplicates += count - 1;
-  let lost = 0;
-  const dbCompleted = new Set<string>();
-  for (const run of runs) {
-    const list = tasksByRun.get(run.id) ?? [];
-    const refs = new Set(list.map((t) => t.refName));
-    // More rows than steps means a step ran twice (a retry, a second attempt): a duplicate.
-    if (list.length > 3 || refs.size !== list.length) duplicates += list.length - refs.size + Math.max(0, list.length - 3);
-    for (const task of list) if (task.status === "COMPLETED") dbCompleted.add(task.id);
-  }
-  for (const id of reported.keys()) if (!dbCompleted.has(id)) lost += 1; // reported done, not recorded done
-  for (const id of dbCompleted) if (!reported.has(id)) lost += 1; // recorded done, no worker says it did it
-  if (lost > 0) problems.push(`${lost} completions lost (reported by a worker but not recorded, or the reverse)`);
-  if (duplicates > 0) problems.push(`${duplicates} completions duplicated`);
+  driver.ledger.runIds.push(...ids);
+  driver.ledger.reportedTaskIds.push(...flushed.taskIds);
 
   // Latencies from the rows.
   const turnaround: number[] = [];
@@ -906,11 +919,79 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
     commitsPerRun: perRun(after.commits - before.commits),
     walBytesPerRun: perRun(Number(after.walBytes - before.walBytes)),
     cpuPercent,
-    lostCompletions: lost,
-    duplicateCompletions: duplicates,
+    cpuMsPerRun: Object.fromEntries(
+      Object.entries(cpuPercent).map(([group, percent]) => [group, completedRuns.length > 0 ? (percent * cpuSeconds * 10) / completedRuns.length : Number.NaN]),
+    ),
+    workerCompletions: workerCompleted,
+    ...(statementsBefore && statementsAfter
+      ? {
+          statementsPerRun: {
+            calls: perRun(statementsAfter.calls - statementsBefore.calls),
+            execMs: perRun(statementsAfter.execMs - statementsBefore.execMs),
+            planMs: perRun(statementsAfter.planMs - statementsBefore.planMs),
+          },
+        }
+      : {}),
     problems,
     seconds: windowSeconds,
   };
+}
+
+interface CompletionCheck {
+  runs: number;
+  runsCompleted: number;
+  lost: number;
+  duplicated: number;
+  detail: string[];
+}
+
+/**
+ * Zero lost, zero duplicated, over every run of every point, once all have
+ * ended (a straggler of one point is often completed during the next, so
+ * this is checked at the end, not per point):
+ * - every run COMPLETED, with exactly one row per step, each COMPLETED,
+ *   first attempt (a second row or attempt for a step is a duplicate);
+ * - the workers' own list of completions accepted by the server matches the
+ *   COMPLETED rows id for id: a row no worker completed, or a completion the
+ *   server acknowledged that no row shows, is lost; an id twice is a duplicate.
+ */
+async function checkCompletions(driver: Driver): Promise<CompletionCheck> {
+  const { system, workers, options, ledger } = driver;
+  const deadline = performance.now() + options.drainSeconds * 1000;
+  while (performance.now() < deadline && (await countEnded(system.db, ledger.runIds)) < ledger.runIds.length) await sleep(200);
+  // The last reports' answers reach the workers after the rows commit.
+  await sleep(500);
+  ledger.reportedTaskIds.push(...(await workers.flush()).taskIds);
+  const { runs, tasks } = await loadRuns(system.db, ledger.runIds);
+  const detail: string[] = [];
+  const reported = new Map<string, number>();
+  for (const id of ledger.reportedTaskIds) reported.set(id, (reported.get(id) ?? 0) + 1);
+  let duplicated = 0;
+  for (const count of reported.values()) if (count > 1) duplicated += count - 1;
+  if (duplicated > 0) detail.push(`${duplicated} task ids reported completed twice`);
+  const byRun = new Map<string, TaskRow[]>();
+  for (const task of tasks) byRun.set(task.workflowId, [...(byRun.get(task.workflowId) ?? []), task]);
+  let extraRows = 0;
+  let lost = 0;
+  const completedRows = new Set<string>();
+  for (const run of runs) {
+    const list = byRun.get(run.id) ?? [];
+    extraRows += Math.max(0, list.length - new Set(list.map((t) => t.refName)).size) + list.filter((t) => t.attempt > 0).length;
+    for (const task of list) if (task.status === "COMPLETED") completedRows.add(task.id);
+    if (run.status === "COMPLETED" && list.length !== 3) lost += 1;
+  }
+  if (extraRows > 0) detail.push(`${extraRows} extra task rows (a step run twice)`);
+  duplicated += extraRows;
+  let unrecorded = 0;
+  let unreported = 0;
+  for (const id of reported.keys()) if (!completedRows.has(id)) unrecorded += 1;
+  for (const id of completedRows) if (!reported.has(id)) unreported += 1;
+  if (unrecorded > 0) detail.push(`${unrecorded} completions acknowledged to a worker but not recorded`);
+  if (unreported > 0) detail.push(`${unreported} tasks recorded completed that no worker completed`);
+  lost += unrecorded + unreported;
+  const runsCompleted = runs.filter((r) => r.status === "COMPLETED").length;
+  if (runsCompleted < ledger.runIds.length) detail.push(`${ledger.runIds.length - runsCompleted} runs not completed`);
+  return { runs: ledger.runIds.length, runsCompleted, lost, duplicated, detail };
 }
 
 // ---------------------------------------------------------------------------
@@ -969,7 +1050,7 @@ async function runLarge(driver: Driver): Promise<LargeResult | undefined> {
   let status = "RUNNING";
   const deadline = performance.now() + Math.max(600_000, options.largeTasks * 20);
   while (performance.now() < deadline) {
-    const { rows } = await sql<{ status: string; tasks: number }>`
+    const { rows } = await sql<{ status: string; tasks: number }>`/* nf-bench */ 
       SELECT w."status", (SELECT count(*) FROM "TaskExecutions" t WHERE t."workflowId" = w."id")::int AS tasks
       FROM "WorkflowExecutions" w WHERE w."id" = ${id}::uuid`.execute(system.db);
     const row = rows[0]!;
@@ -991,7 +1072,7 @@ async function runLarge(driver: Driver): Promise<LargeResult | undefined> {
     const evaluations = b.histogram.count - a.histogram.count;
     if (evaluations > 0) windows.push({ tasksFrom: a.tasks, tasksTo: b.tasks, evaluations, meanMs: ((b.histogram.sum - a.histogram.sum) / evaluations) * 1000 });
   }
-  const { rows } = await sql<{ tasks: number }>`SELECT count(*)::int AS tasks FROM "TaskExecutions" WHERE "workflowId" = ${id}::uuid`.execute(system.db);
+  const { rows } = await sql<{ tasks: number }>`/* nf-bench */ SELECT count(*)::int AS tasks FROM "TaskExecutions" WHERE "workflowId" = ${id}::uuid`.execute(system.db);
   return { tasks: rows[0]!.tasks, status, seconds, fiveTaskEvaluationMs, windows };
 }
 
@@ -1001,9 +1082,10 @@ async function runLarge(driver: Driver): Promise<LargeResult | undefined> {
 const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
 
 export function markdownTable(points: readonly PointResult[]): string {
+  const statements = points.some((p) => p.statementsPerRun !== undefined);
   const header = [
-    "| point | offered/s | completed/s | completed | step turnaround p50 / p95 / p99 ms | end-to-end p50 / p99 ms | decide lag p50 / p99 ms | max task q | max decide q | write xacts/run | commits/run | WAL KB/run | CPU % web / sidecar / pg / workers / driver | lost / dup |",
-    "| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    `| point | offered/s | completed/s | completed | step turnaround p50 / p95 / p99 ms | end-to-end p50 / p99 ms | decide lag p50 / p99 ms | max task q | max decide q | write xacts/run | commits/run | WAL KB/run | CPU % web / sidecar / pg / workers / driver | CPU ms/run web / sidecar / pg / workers |${statements ? " statements/run, exec / plan ms/run |" : ""}`,
+    `| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |${statements ? " --- |" : ""}`,
   ];
   const rows = points.map((p) =>
     [
@@ -1020,7 +1102,8 @@ export function markdownTable(points: readonly PointResult[]): string {
       fixed(p.commitsPerRun),
       fixed(p.walBytesPerRun / 1024),
       CPU_GROUPS.map((g) => (p.cpuPercent[g] === undefined ? "–" : fixed(p.cpuPercent[g]!, 0))).join(" / "),
-      `${p.lostCompletions} / ${p.duplicateCompletions}`,
+      (["web", "sidecar", "postgres", "workers"] as const).map((g) => (p.cpuMsPerRun[g] === undefined ? "–" : fixed(p.cpuMsPerRun[g]!, 1))).join(" / "),
+      ...(statements ? [p.statementsPerRun ? `${fixed(p.statementsPerRun.calls, 0)}, ${fixed(p.statementsPerRun.execMs, 1)} / ${fixed(p.statementsPerRun.planMs, 1)}` : "–"] : []),
     ].join(" | "),
   );
   return [...header, ...rows.map((row) => `| ${row} |`)].join("\n");
@@ -1049,11 +1132,11 @@ interface StatementCost {
 }
 
 async function topStatements(db: Db): Promise<StatementCost[]> {
-  const { rows } = await sql<StatementCost>`
+  const { rows } = await sql<StatementCost>`/* nf-bench */ 
     SELECT calls::int AS calls, total_exec_time AS "execMs", total_plan_time AS "planMs", rows::int AS rows,
            regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query
     FROM pg_stat_statements
-    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%nf-bench%'
     ORDER BY total_exec_time + total_plan_time DESC LIMIT 25`.execute(db);
   return rows;
 }
@@ -1102,7 +1185,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     say(`Starting ${options.workers} worker processes (${options.slots} slot${options.slots === 1 ? "" : "s"} each)…`);
     const workers = await startWorkers(system, options, STEP_QUEUE);
     cleanups.push(() => workers.stop());
-    const driver: Driver = { system, client, workers, options };
+    const driver: Driver = { system, client, workers, options, ledger: { runIds: [], reportedTaskIds: [] } };
 
     // Warm-up: JIT, pools, prepared caches; not reported.
     say("Warming up (3 s at 25/s, not reported)…");
@@ -1119,6 +1202,8 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       points.push(point);
       say(`closed loop: ${fixed(point.completedPerSecond)} completed/s${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
     }
+    const check = await checkCompletions(driver);
+    say(`Completions: ${check.runsCompleted}/${check.runs} runs completed; ${check.lost} lost, ${check.duplicated} duplicated.`);
     const large = options.largeTasks > 0 ? await runLarge(driver) : undefined;
     const statements = options.pgStatStatements ? await topStatements(system.db) : [];
     const loadAfter = os.loadavg().map((l) => l.toFixed(2)).join(" ");
@@ -1126,8 +1211,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     const { rows: version } = await sql<{ server_version: string }>`SHOW server_version`.execute(system.db);
     const cpus = os.cpus();
     const machine = `${cpus.length} cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; PostgreSQL ${version[0]?.server_version ?? "?"}`;
-    const lost = points.reduce((sum, p) => sum + p.lostCompletions, 0);
-    const duplicated = points.reduce((sum, p) => sum + p.duplicateCompletions, 0);
+    const { lost, duplicated } = check;
     const markdown = [
       "# nf bench",
       "",
@@ -1136,7 +1220,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       "",
       markdownTable(points),
       "",
-      `Lost completions: ${lost}; duplicated: ${duplicated}.`,
+      `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
       ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${p.mode === "open" ? `open ${p.target}/s` : "closed"}: ${p.problems.join("; ")}`] : [])),
       ...largeText(large),
       ...statementsText(statements),
@@ -1146,11 +1230,11 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     ].join("\n");
     const out = path.resolve(options.out);
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, large }, null, 2)}\n`);
+    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, large }, null, 2)}\n`);
     writeFileSync(`${out}.md`, markdown);
     process.stdout.write(markdown);
     say(`Results: ${out}.json and ${out}.md`);
-    return lost > 0 || duplicated > 0 ? 1 : 0;
+    return lost > 0 || duplicated > 0 || check.runsCompleted < check.runs ? 1 : 0;
   } finally {
     await cleanUp();
   }
