@@ -73,6 +73,11 @@ type QueryFunction = (...args: unknown[]) => unknown;
 
 /** Makes `client` run parameterised text queries (what Kysely sends) as named statements. */
 function prepareStatementsOn(client: pg.PoolClient): void {
+  // Generic plans, always, for the prepared statements (see preparedStatementName).
+  // A SET, not the startup "options": those would replace the caller's own
+  // (PGOPTIONS, or options= in the URL). Queued first, it runs before any query
+  // of whoever the pool hands the client to; should it fail, plans stay auto.
+  client.query("SET plan_cache_mode = force_generic_plan").catch(() => undefined);
   const original = client.query.bind(client) as QueryFunction;
   let prepared = 0;
   const query: QueryFunction = (...args) => {
@@ -97,8 +102,6 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? "node-flow",
-    // Generic plans, always, for the prepared statements (see preparedStatementName).
-    ...(prepared ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
   });
   // An idle client whose connection dies (Postgres restarting, an operator's
   // pg_terminate_backend, a dropped database) is discarded by the pool, which
