@@ -305,7 +305,6 @@ interface System {
   metricsUrl: string | undefined;
   pids: Partial<Record<Exclude<CpuGroup, "workers" | "driver">, number>>;
   where: string;
-  stop(): Promise<void>;
 }
 
 function lastLinesOf(child: SupervisedProcess): string {
@@ -339,7 +338,6 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
       metricsUrl: undefined,
       pids: {},
       where: `the running server at ${options.url}`,
-      stop: async () => undefined,
     };
   }
 
@@ -391,7 +389,8 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     NODE_FLOW_DATA_DIR: path.join(scratch, "node-flow"),
     LOG_LEVEL: "warn",
   };
-  const profile = (name: string) => (options.cpuProfileDir ? [`--cpu-prof`, `--cpu-prof-dir=${options.cpuProfileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
+  // Default file names (CPU.<date>.<pid>.<thread>.cpuprofile): tsx's loader runs in a thread of its own, and one fixed name had it overwrite the main thread's profile.
+  const profile = (_name: string) => (options.cpuProfileDir ? [`--cpu-prof`, `--cpu-prof-dir=${options.cpuProfileDir}`] : []);
   if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
 
   let webPortSeen: number | undefined;
@@ -460,7 +459,6 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     pids: { web: web.pid, sidecar: sidecar.pid, postgres: postmasterPid },
     where: `a throwaway embedded Postgres 18 (the settings \`npm start\` uses), ${options.web === "next" ? "next start" : "the REST handlers on node:http (--web node)"} and the sidecar, all on this machine`,
-    stop: async () => undefined,
   };
 }
 
@@ -1101,8 +1099,8 @@ export function markdownTable(points: readonly PointResult[]): string {
       fixed(p.writeTransactionsPerRun),
       fixed(p.commitsPerRun),
       fixed(p.walBytesPerRun / 1024),
-      CPU_GROUPS.map((g) => (p.cpuPercent[g] === undefined ? "–" : fixed(p.cpuPercent[g]!, 0))).join(" / "),
-      (["web", "sidecar", "postgres", "workers"] as const).map((g) => (p.cpuMsPerRun[g] === undefined ? "–" : fixed(p.cpuMsPerRun[g]!, 1))).join(" / "),
+      CPU_GROUPS.map((g) => (p.cpuPercent[g] === undefined ? "–" : fixed(p.cpuPercent[g], 0))).join(" / "),
+      (["web", "sidecar", "postgres", "workers"] as const).map((g) => (p.cpuMsPerRun[g] === undefined ? "–" : fixed(p.cpuMsPerRun[g], 1))).join(" / "),
       ...(statements ? [p.statementsPerRun ? `${fixed(p.statementsPerRun.calls, 0)}, ${fixed(p.statementsPerRun.execMs, 1)} / ${fixed(p.statementsPerRun.planMs, 1)}` : "–"] : []),
     ].join(" | "),
   );
