@@ -1154,6 +1154,10 @@ function statementsText(statements: readonly StatementCost[]): string[] {
 // ---------------------------------------------------------------------------
 
 export async function runBench(argv: string[], _env: Env): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(BENCH_USAGE);
+    return 0;
+  }
   const options = parseBenchArgs(argv);
   const cleanups: (() => Promise<void> | void)[] = [];
   let cleaning: Promise<void> | undefined;
