@@ -994,7 +994,10 @@ async function checkCompletions(driver: Driver): Promise<CompletionCheck> {
   }
   if (orphaned > 0) detail.push(`${orphaned} completions belong to runs whose start timed out at the driver but was made`);
   unrecorded = elsewhere.length - orphaned;
-  for (const id of completedRows) if (!reported.has(id)) unreported += 1;
+  // Only ended runs' tasks: a task of a run still going may have committed after
+  // the workers' flush, its answer still on the way (an undrained bench).
+  const endedRuns = new Set(runs.filter((r) => r.status !== "RUNNING").map((r) => r.id));
+  for (const task of tasks) if (task.status === "COMPLETED" && endedRuns.has(task.workflowId) && !reported.has(task.id)) unreported += 1;
   if (unrecorded > 0) detail.push(`${unrecorded} completions acknowledged to a worker but not recorded`);
   if (unreported > 0) detail.push(`${unreported} tasks recorded completed that no worker completed`);
   lost += unrecorded + unreported;
@@ -1046,7 +1049,7 @@ async function runLarge(driver: Driver): Promise<LargeResult | undefined> {
   for (let i = 0; i < 20; i++) {
     progress.update(`large workflow: 5-task baseline ${i + 1}/20`);
     const { id } = await client.startRun({ name: FIVE, input: {} });
-    await waitFor("a 5-task run to end", 60_000, async () => (await countEnded(system.db, [id])) === 1);
+    await waitFor("a 5-task run to end", 300_000, async () => (await countEnded(system.db, [id])) === 1);
   }
   const baseAfter = await scrapeDecideHistogram(metricsUrl);
   const fiveTaskEvaluationMs = baseBefore && baseAfter ? ((baseAfter.sum - baseBefore.sum) / (baseAfter.count - baseBefore.count)) * 1000 : Number.NaN;
@@ -1217,7 +1220,15 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     }
     const check = await checkCompletions(driver);
     say(`Completions: ${check.runsCompleted}/${check.runs} runs completed; ${check.lost} lost, ${check.duplicated} duplicated.`);
-    const large = options.largeTasks > 0 ? await runLarge(driver) : undefined;
+    let large: LargeResult | undefined;
+    let largeProblem: string | undefined;
+    try {
+      large = options.largeTasks > 0 ? await runLarge(driver) : undefined;
+    } catch (error) {
+      // The points' figures are still worth writing: an overloaded run leaves a backlog the large workflow waits behind.
+      largeProblem = error instanceof Error ? error.message : String(error);
+      say(`Large workflow: not measured (${largeProblem}).`);
+    }
     const statements = options.pgStatStatements ? await topStatements(system.db) : [];
     const loadAfter = os.loadavg().map((l) => l.toFixed(2)).join(" ");
 
@@ -1236,6 +1247,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
       ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${p.mode === "open" ? `open ${p.target}/s` : "closed"}: ${p.problems.join("; ")}`] : [])),
       ...largeText(large),
+      ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),
       ...statementsText(statements),
       "",
       `Took ${fixed((performance.now() - began) / 1000)} s.`,
@@ -1247,7 +1259,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     writeFileSync(`${out}.md`, markdown);
     process.stdout.write(markdown);
     say(`Results: ${out}.json and ${out}.md`);
-    return lost > 0 || duplicated > 0 || check.runsCompleted < check.runs ? 1 : 0;
+    return lost > 0 || duplicated > 0 || check.runsCompleted < check.runs || largeProblem !== undefined ? 1 : 0;
   } finally {
     await cleanUp();
   }
