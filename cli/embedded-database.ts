@@ -239,6 +239,8 @@ export async function startEmbeddedProcess(
   paths: EmbeddedPaths,
   state: EmbeddedState,
   onLog: (line: string) => void,
+  /** Extra server settings (`nf bench --pg-stat-statements` preloads the extension). */
+  settings?: Record<string, string>,
 ): Promise<EmbeddedPostgresHandle> {
   assertReachableByPostgresUser(paths);
   const child: ChildProcess = fork(HOST_SCRIPT, [], {
@@ -251,6 +253,7 @@ export async function startEmbeddedProcess(
       NF_EMBEDDED_POSTGRES_PORT: state.port === null ? "" : String(state.port),
       // Passed in the environment, not argv: argv is world-readable in `ps`.
       NF_EMBEDDED_POSTGRES_PASSWORD: state.password,
+      ...(settings ? { NF_EMBEDDED_POSTGRES_SETTINGS: JSON.stringify(settings) } : {}),
     },
   });
   for (const stream of [child.stdout, child.stderr]) {

@@ -26,6 +26,10 @@ async function main(argv: string[]): Promise<number | "running"> {
       const { runWorker } = await import("./worker");
       return runWorker(rest, process.env);
     }
+    case "bench": {
+      const { runBench } = await import("./bench");
+      return runBench(rest, process.env);
+    }
     case "help":
     case "--help":
     case "-h":

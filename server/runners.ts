@@ -47,6 +47,8 @@ export interface RunnerDeps {
   onPass?: BackgroundRunnerOptions["onPass"];
   /** Told of every evaluation (metrics.ts observeEvaluation). */
   onEvaluation?: EvaluatorDeps["onEvaluation"];
+  /** Evaluations the decide loop runs at once (DECIDE_LANES by default); each takes a pool connection while it runs. */
+  decideLanes?: number;
   /** Told how many leases a sweep found expired (metrics.ts countLeaseExpiries). */
   onLeaseExpiries?: (count: number) => void;
 }
@@ -94,19 +96,43 @@ const partitionsLoop = loop("partitions", (deps) => {
 // drains at full speed; the interval only bounds how long a quiet queue waits.
 const DECIDE_BATCH = 50;
 
+/**
+ * Evaluations in flight at once in one decider process, each in its own
+ * transaction on its own connection, claiming with SKIP LOCKED exactly as
+ * separate decider processes would (decide-queues.ts): two lanes never claim
+ * one workflow, and the workflow row lock serialises anything else.
+ *
+ * Why: an evaluation is a dozen round trips to Postgres and little CPU, so one
+ * lane leaves the decider waiting on the network most of the time; the
+ * sidecar's profile was over 90% idle while the decide queue grew. Measured
+ * with nf bench (node web, 4 workers, 25 runs/s, machine at load 17-22 from
+ * other work), back to back: one lane, decide lag p50 0.56-2.6 s, p99 2.8-4.1
+ * s, up to 44-68 runs waiting for a decision; four lanes, p50 0.22 s, p99 1.6
+ * s, at most 34 waiting. CPU per run unchanged.
+ */
+const DECIDE_LANES = 4;
+
 const decideLoop = loop("decide", (deps) => {
   const { scripts } = deps;
   if (!scripts) throw new Error("the decider loop needs a ScriptEvaluator (deps.scripts)");
+  const evaluator: EvaluatorDeps = { db: deps.db, scripts, blobs: deps.blobs, logger: deps.logger, ...(deps.onEvaluation ? { onEvaluation: deps.onEvaluation } : {}) };
+  const lanes = deps.decideLanes ?? DECIDE_LANES;
+  const perLane = Math.ceil(DECIDE_BATCH / lanes);
   return {
     // The DecideQueues trigger's NOTIFY wakes this loop at once (worker.ts);
     // the interval is what bounds a missed notification (invariant 7).
     intervalMs: interval(deps, "decide", 250),
-    batchSize: DECIDE_BATCH,
-    run: () =>
-      evaluateBatch(
-        { db: deps.db, scripts, blobs: deps.blobs, logger: deps.logger, ...(deps.onEvaluation ? { onEvaluation: deps.onEvaluation } : {}) },
-        { limit: DECIDE_BATCH },
-      ),
+    batchSize: perLane * lanes,
+    // One pass = every lane's batch; the pass ends when all lanes have, so
+    // passes still never overlap. A lane that fails does not cut the others
+    // short: their evaluations commit, and the first error is the pass's.
+    run: async () => {
+      if (lanes === 1) return evaluateBatch(evaluator, { limit: DECIDE_BATCH });
+      const results = await Promise.allSettled(Array.from({ length: lanes }, () => evaluateBatch(evaluator, { limit: perLane })));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) throw failed.reason;
+      return results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
+    },
   };
 });
 
