@@ -37,7 +37,6 @@ export function JsonView() {
     setBroken(null);
   }, [definition]);
 
-  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
 
   const apply = (value: string) => {
     const parsed = parseJsonText(value);
@@ -57,10 +56,24 @@ export function JsonView() {
     store.getState().replaceDefinition(next, "Edit JSON", "json");
   };
 
+  // Leaving the JSON view (or the page) applies a pending edit rather than dropping it.
+  const latestApply = useRef<(() => void) | null>(null);
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+      latestApply.current?.();
+    },
+    [],
+  );
+
   const onChange = (value: string) => {
     setText(value);
+    latestApply.current = () => {
+      latestApply.current = null;
+      apply(value);
+    };
     if (timer.current) clearTimeout(timer.current);
-    timer.current = setTimeout(() => apply(value), APPLY_DELAY_MS);
+    timer.current = setTimeout(() => latestApply.current?.(), APPLY_DELAY_MS);
   };
 
   // Validator problems are located only while the text is the definition (no pending or broken edit).
