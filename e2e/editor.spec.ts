@@ -95,12 +95,12 @@ test("draw, connect, configure, save and reload: the database holds exactly what
   expect(graph.edges.map((e) => [e.source, e.target])).toEqual([["simple", "simple_2"]]);
 
   // Where React Flow placed each node, in canvas coordinates (its transform), by ref.
-  const placed = () =>
-    page.locator(".react-flow__node").evaluateAll((els) =>
+  const placed = (): Promise<Record<string, { x: number; y: number } | null>> =>
+    page.locator(".react-flow__node").evaluateAll((els): Record<string, { x: number; y: number } | null> =>
       Object.fromEntries(
         els.map((e) => {
           const m = /translate\(([-\d.]+)px, ?([-\d.]+)px\)/.exec((e as HTMLElement).style.transform);
-          return [e.getAttribute("data-id"), m ? { x: Number(m[1]), y: Number(m[2]) } : null];
+          return [e.getAttribute("data-id") ?? "", m ? { x: Number(m[1]), y: Number(m[2]) } : null];
         }),
       ),
     );
