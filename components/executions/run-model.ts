@@ -1,4 +1,4 @@
-import { isTerminalTaskStatus } from "@/engine";
+import { TASK_STATUSES, isTerminalTaskStatus } from "@/engine";
 import type { TaskStatus, WorkflowDefinition, WorkflowStatus } from "@/engine";
 import { edgeKey } from "../editor/graph-edits";
 import type { NodeRunState } from "../editor/run-overlay";
@@ -44,17 +44,25 @@ export interface HistoryMessage {
 /** A row of a `tasks` snapshot: the run's in-flight tasks as they are now. */
 export type SnapshotTask = Partial<RunTask> & { id: string };
 
-const TASK_STATUS_SET = new Set<string>([
-  "SCHEDULED",
-  "IN_PROGRESS",
-  "COMPLETED",
-  "COMPLETED_WITH_ERRORS",
-  "FAILED",
-  "FAILED_WITH_TERMINAL_ERROR",
-  "TIMED_OUT",
-  "CANCELED",
-  "SKIPPED",
-]);
+const TASK_STATUS_SET: ReadonlySet<string> = new Set(TASK_STATUSES);
+
+/** A row known only from the stream: what it did not say is empty until the next snapshot or read. */
+function blankTask(fields: Pick<RunTask, "id" | "ref" | "status" | "scheduledAt"> & Partial<RunTask>): RunTask {
+  return {
+    type: "",
+    iteration: 0,
+    attempt: 0,
+    startedAt: null,
+    endedAt: null,
+    workerId: null,
+    pollCount: 0,
+    reasonForIncompletion: null,
+    subWorkflowId: null,
+    parentRef: null,
+    forkIndex: null,
+    ...fields,
+  };
+}
 
 /** Folds one history event into the rows: a new row on TASK_SCHEDULED, a status change otherwise. */
 export function applyHistory(tasks: ReadonlyMap<string, RunTask>, event: HistoryMessage): Map<string, RunTask> | null {
@@ -63,23 +71,19 @@ export function applyHistory(tasks: ReadonlyMap<string, RunTask>, event: History
   const current = tasks.get(event.taskId);
   const next = new Map(tasks);
   if (!current) {
-    next.set(event.taskId, {
-      id: event.taskId,
-      ref: event.ref,
-      type: "",
-      iteration: event.iteration ?? 0,
-      attempt: event.attempt ?? 0,
-      status,
-      scheduledAt: event.at,
-      startedAt: status === "IN_PROGRESS" ? event.at : null,
-      endedAt: isTerminalTaskStatus(status) ? event.at : null,
-      workerId: null,
-      pollCount: 0,
-      reasonForIncompletion: null,
-      subWorkflowId: null,
-      parentRef: null,
-      forkIndex: null,
-    });
+    next.set(
+      event.taskId,
+      blankTask({
+        id: event.taskId,
+        ref: event.ref,
+        iteration: event.iteration ?? 0,
+        attempt: event.attempt ?? 0,
+        status,
+        scheduledAt: event.at,
+        startedAt: status === "IN_PROGRESS" ? event.at : null,
+        endedAt: isTerminalTaskStatus(status) ? event.at : null,
+      }),
+    );
     return next;
   }
   if (current.status === status) return null;
@@ -99,21 +103,7 @@ export function applySnapshot(tasks: ReadonlyMap<string, RunTask>, snapshot: rea
     const current = next.get(row.id);
     if (current) next.set(row.id, { ...current, ...stripUndefined(row) });
     else if (row.ref && row.status) {
-      next.set(row.id, {
-        type: "",
-        iteration: 0,
-        attempt: 0,
-        scheduledAt: row.startedAt ?? new Date(0).toISOString(),
-        startedAt: null,
-        endedAt: null,
-        workerId: null,
-        pollCount: 0,
-        reasonForIncompletion: null,
-        subWorkflowId: null,
-        parentRef: null,
-        forkIndex: null,
-        ...stripUndefined(row),
-      } as RunTask);
+      next.set(row.id, blankTask({ scheduledAt: row.startedAt ?? new Date(0).toISOString(), ...stripUndefined(row), id: row.id, ref: row.ref, status: row.status }));
     }
   }
   return next;
