@@ -1,6 +1,6 @@
 "use client";
 
-import { Handle, Position } from "@xyflow/react";
+import { Handle, Position, useStore as useFlowStore } from "@xyflow/react";
 import type { NodeProps, NodeTypes } from "@xyflow/react";
 import { CircleAlert, Plus, X } from "lucide-react";
 import { memo, useState } from "react";
@@ -157,10 +157,33 @@ function useRun(ref: string): NodeRunState | null | undefined {
   return inRun ? run : undefined;
 }
 
+/**
+ * Below this zoom a node's text is unreadable anyway; nodes draw as plain
+ * tinted boxes, which is most of what it costs the browser to pan a thousand
+ * of them (style recalculation and hit-testing, per bench:canvas). The
+ * selector yields a boolean, so only crossing the threshold re-renders.
+ */
+const FAR_ZOOM = 0.3;
+const isFar = (s: { transform: [number, number, number] }) => s.transform[2] < FAR_ZOOM;
+
 /** Every node type but SWITCH and DO_WHILE. */
 export const TaskNode = memo(function TaskNode({ data, selected }: NodeProps<TaskFlowNode>) {
   const { node } = data;
   const run = useRun(node.ref);
+  const far = useFlowStore(isFar);
+  if (far) {
+    return (
+      <div
+        className={`rounded-xl border ${data.problemCount > 0 ? "border-danger bg-danger-soft" : selected ? "border-accent bg-accent-soft" : "border-separator bg-surface"}`}
+        data-node-type={node.type}
+        data-run-status={run === undefined ? undefined : (run?.status ?? "NOT_RUN")}
+        style={{ width: LAYOUT_DEFAULTS.nodeWidth, height: LAYOUT_DEFAULTS.nodeHeight }}
+      >
+        <Handle className="!opacity-0" position={Position.Top} type="target" />
+        {node.type === "TERMINATE" ? null : <Handle className="!opacity-0" position={Position.Bottom} type="source" />}
+      </div>
+    );
+  }
   return (
     <div
       className={`relative flex items-center gap-2.5 px-3 ${frameClass(selected, data)} ${runFrame(run)}`}
