@@ -8,6 +8,7 @@ import { ConductorError, authErrorResponse, errorResponse, jsonResponse, validat
 import type { ConductorValidationError } from "./conductor-error";
 import { verifyConductorToken } from "./conductor-token";
 import type { AnyConductorRoute, ConductorAnswer, ConductorDeps, HttpMethod } from "./define-conductor-route";
+import { queryObject } from "../rest/dispatch";
 
 /**
  * The one entry point of /conductor/api. In order: match the route; unless it
@@ -201,16 +202,6 @@ function validate(schema: z.ZodType | undefined, value: unknown, root: string, e
   if (parsed.success) return parsed.data;
   errors.push(...zodValidationErrors(parsed.error.issues, root));
   return undefined;
-}
-
-/** A repeated query parameter is an array (Conductor's `taskType=a&taskType=b`); a single one a string. */
-function queryObject(search: URLSearchParams): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const key of new Set(search.keys())) {
-    const values = search.getAll(key);
-    out[key] = values.length === 1 ? values[0]! : values;
-  }
-  return out;
 }
 
 async function readTextBody(request: Request, limit: number): Promise<string | undefined> {

@@ -212,8 +212,8 @@ function validate(schema: z.ZodType | undefined, value: unknown, location: Reque
   return undefined;
 }
 
-/** A repeated query parameter is an array; a single one a string. */
-function queryObject(search: URLSearchParams): Record<string, string | string[]> {
+/** A repeated query parameter is an array; a single one a string. Shared with the Conductor layer. */
+export function queryObject(search: URLSearchParams): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const key of new Set(search.keys())) {
     const values = search.getAll(key);
