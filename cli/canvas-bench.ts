@@ -30,27 +30,16 @@
  * A command, not a test: numbers depend on the machine (and on what else
  * runs on it). Progress goes to stderr, the table to stdout.
  */
-import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
+import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { chromium } from "@playwright/test";
-import type { Browser, Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
 import type { WorkflowDefinition } from "@/engine";
-import { migrate } from "../db/migrator";
-import { createDb } from "../db/pool";
-import { setupOwner } from "../server/auth/setup-owner";
 import { registerWorkflowDefinition } from "../server/register-workflow-definition";
-import { findNamespaceByName } from "../server/store/namespaces";
+import { buildIfNeeded, launchChromium, loadText, machineText, percentile, runBench, signIn, sleep, startLocalStack } from "./browser-bench-stack";
 import { generateCanvasWorkflow } from "./canvas-bench-workflow";
-import { embeddedPaths, prepareEmbeddedState, startEmbeddedProcess } from "./embedded-database";
-import { PROJECT_ROOT } from "./start";
-import { describeExit, spawnSupervised } from "./supervised-process";
-import type { SupervisedProcess } from "./supervised-process";
-import { isBuildNeeded } from "./web-build";
 
 interface BenchOptions {
   nodes: number;
@@ -136,181 +125,6 @@ class UsageProblem extends Error {
 }
 
 const say = (line: string): void => void process.stderr.write(`[bench:canvas] ${line}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-// ---------------------------------------------------------------- local server
-
-/** Processes in this checkout running `next build` (another bench, `npm start`, the e2e's serve.ts). */
-function runningNextBuilds(root: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      const nextAt = argv.findIndex((arg) => /next(\/dist\/bin\/next)?$/.test(arg));
-      // Its worker retitles itself "next-build (v16…)", overwriting argv.
-      if (!argv[0]?.startsWith("next-build") && (nextAt < 0 || argv[nextAt + 1] !== "build")) continue;
-      if (path.resolve(readlinkSync(`/proc/${entry}/cwd`)) === path.resolve(root)) pids.push(Number(entry));
-    } catch {
-      // Gone, or not ours to read.
-    }
-  }
-  return pids;
-}
-
-/**
- * Builds the app if its sources are newer than .next, the way `nf start`
- * decides it. `.next` is shared with whoever else works in this checkout
- * (the e2e builds into it too), and next refuses a second concurrent build,
- * so a running build is waited for and the decision taken again after it.
- */
-async function buildIfNeeded(options: BenchOptions, stop: Stopper): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    let waited = false;
-    for (let others = runningNextBuilds(PROJECT_ROOT); others.length > 0; others = runningNextBuilds(PROJECT_ROOT)) {
-      if (!waited) say(`Another next build is running in this checkout (pid ${others.join(", ")}); waiting for it…`);
-      waited = true;
-      await sleep(2_000);
-      stop.throwIfStopping();
-    }
-    if (options.skipBuild) {
-      // Even so, a half-written .next (one being rebuilt) is waited for above: next start refuses it.
-      say("--skip-build: using the existing .next build.");
-      return;
-    }
-    const decision = isBuildNeeded(PROJECT_ROOT);
-    if (!decision.needed) {
-      say(waited ? "The build that ran meanwhile is up to date." : "The web app build is up to date.");
-      return;
-    }
-    say(`Building the web app (a minute or two on two cores)… [${decision.reason}]`);
-    const lines: string[] = [];
-    // Built without database or secret, exactly as `nf start` and the Dockerfile build it.
-    const { DATABASE_URL: _url, NODE_FLOW_SECRET: _secret, ...env } = process.env;
-    const build = spawnSupervised({
-      name: "build",
-      command: process.execPath,
-      args: ["node_modules/next/dist/bin/next", "build"],
-      cwd: PROJECT_ROOT,
-      env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
-      onLine: (line) => lines.push(line),
-      keepLines: 60,
-    });
-    const stopBuild = stop.add(() => build.stop(10_000));
-    const status = await build.exited;
-    stopBuild();
-    stop.throwIfStopping();
-    if (status.code === 0) return;
-    if (attempt < 5 && lines.some((line) => line.includes("Another next build process is already running"))) continue;
-    throw new Error(`next build ${describeExit(status)}:\n${build.lastLines().slice(-30).join("\n")}`);
-  }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-interface LocalServer {
-  baseUrl: string;
-  email: string;
-  password: string;
-  workflow: string;
-}
-
-/** Postgres in a temp dir, migrated, an owner, the workflow, and `next start` on a free port. */
-async function startLocal(options: BenchOptions, definition: WorkflowDefinition, stop: Stopper): Promise<LocalServer> {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), "nf-canvas-bench-"));
-  // As root the embedded Postgres runs as "postgres", which must be able to enter the directory.
-  chmodSync(scratch, 0o755);
-  stop.add(() => rmSync(scratch, { recursive: true, force: true }));
-  say(`Starting a throwaway Postgres 18 in ${scratch}…`);
-  const paths = embeddedPaths(path.join(scratch, "data"));
-  const { state } = prepareEmbeddedState(paths);
-  const postgresLog: string[] = [];
-  // Its own process group, so a Ctrl-C reaches only this process, which stops next before Postgres.
-  const postgres = await startEmbeddedProcess(paths, state, (line) => {
-    postgresLog.push(line);
-    if (postgresLog.length > 20) postgresLog.shift();
-  });
-  stop.add(() => postgres.stop());
-  stop.throwIfStopping();
-
-  const email = "bench.owner@canvas-bench.example";
-  const password = `canvas bench ${randomBytes(9).toString("hex")}`;
-  const db = createDb(postgres.url, { max: 2, applicationName: "node-flow-canvas-bench" });
-  try {
-    const applied = await migrate(db);
-    say(`Postgres on port ${postgres.port}: ${applied.length} migrations applied.`);
-    // What `nf bootstrap` does: the owner, in the namespace the migrations create.
-    await setupOwner(db, { email, password, displayName: "Bench Owner", via: "bench:canvas" });
-    const namespace = await findNamespaceByName(db, options.namespace);
-    if (!namespace) throw new Error(`There is no namespace "${options.namespace}" after migrating.`);
-    const registered = await registerWorkflowDefinition(db, { namespaceId: namespace.id, definition, createdBy: "bench:canvas" });
-    if (!registered.ok) throw new Error(`The generated workflow was refused: ${JSON.stringify(registered).slice(0, 500)}`);
-    say(`Registered ${registered.name} v${registered.version} (${definition.nodes.length} nodes, ${definition.edges.length} edges).`);
-  } finally {
-    await db.destroy();
-  }
-  stop.throwIfStopping();
-
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const serverLines: string[] = [];
-  const server: SupervisedProcess = spawnSupervised({
-    name: "next start",
-    command: process.execPath,
-    args: ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"],
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      NEXT_TELEMETRY_DISABLED: "1",
-      DATABASE_URL: postgres.url,
-      NODE_FLOW_SECRET: randomBytes(32).toString("hex"),
-      NODE_FLOW_ROLES: "api",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "warn",
-      // The web process's blob store lives under the data directory: the scratch one, not the checkout's .data.
-      NODE_FLOW_DATA_DIR: path.join(scratch, "app-data"),
-    },
-    onLine: (line) => {
-      serverLines.push(line);
-      if (serverLines.length > 40) serverLines.shift();
-    },
-  });
-  stop.add(() => server.stop(10_000));
-  say(`next start on ${baseUrl} (pid ${server.pid})…`);
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    stop.throwIfStopping();
-    if (server.hasExited()) throw new Error(`next start exited before it was ready:\n${server.lastLines().join("\n")}`);
-    try {
-      const response = await fetch(`${baseUrl}/api/health/ready`, { signal: AbortSignal.timeout(5_000) });
-      await response.body?.cancel();
-      if (response.status === 200) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`next start did not answer ready within 90 s:\n${serverLines.join("\n")}`);
-    await sleep(300);
-  }
-  return { baseUrl, email, password, workflow: definition.name };
-}
-
 // ---------------------------------------------------------------- in the page
 
 /**
@@ -603,14 +417,6 @@ async function openEditor(page: Page, baseUrl: string, workflow: string): Promis
   }, drawnMs);
 }
 
-async function signIn(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
-  await page.goto(`${baseUrl}/sign-in`);
-  await page.getByRole("textbox", { name: "Email" }).fill(email);
-  await page.getByLabel("Password", { exact: true }).fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Workflows" }).waitFor({ timeout: 30_000 });
-}
-
 /** --url: saves the workflow through the signed-in session (tRPC workflows.save, as the editor's Save does). */
 async function saveThroughSession(page: Page, baseUrl: string, namespace: string, definition: WorkflowDefinition): Promise<void> {
   const response = await page.request.post(`${baseUrl}/api/trpc/workflows.save`, {
@@ -758,52 +564,13 @@ async function nodeBox(page: Page, id: string): Promise<Box | null> {
 // ---------------------------------------------------------------- the command
 
 /** Cleanups run once, last added first, on success, failure or Ctrl-C. */
-class Stopper {
-  private readonly cleanups: (() => unknown)[] = [];
-  private running: Promise<void> | undefined;
-
-  get stopping(): boolean {
-    return this.running !== undefined;
-  }
-
-  /** Adds a cleanup; the returned function removes it again (the thing already stopped). */
-  add(cleanup: () => unknown): () => void {
-    this.cleanups.push(cleanup);
-    return () => {
-      const at = this.cleanups.indexOf(cleanup);
-      if (at >= 0) this.cleanups.splice(at, 1);
-    };
-  }
-
-  throwIfStopping(): void {
-    if (this.stopping) throw new Interrupted();
-  }
-
-  stopAll(): Promise<void> {
-    return (this.running ??= (async () => {
-      for (const cleanup of this.cleanups.reverse()) {
-        try {
-          await cleanup();
-        } catch (error) {
-          say(`cleanup: ${(error as Error).message}`);
-        }
-      }
-    })());
-  }
-}
-
-class Interrupted extends Error {
-  override name = "Interrupted";
-}
-
 const fmt = (value: number) => (Number.isNaN(value) ? "–" : value < 10 ? value.toFixed(1) : value.toFixed(0));
 
 function report(options: BenchOptions, target: string, definition: WorkflowDefinition, load: LoadResult, scenarios: ScenarioResult[], chromiumVersion: string, loadBefore: string): string {
-  const cpus = os.cpus();
   const lines = [
     `# node-flow canvas benchmark (npm run bench:canvas): ${definition.nodes.length} nodes, ${definition.edges.length} edges (seed ${options.seed})`,
     "",
-    `Machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${loadBefore} before, ${loadText()} after.`,
+    `Machine: ${machineText()}; load average ${loadBefore} before, ${loadText()} after.`,
     `Chromium ${chromiumVersion} (headless, software rendering: --disable-gpu), viewport 1280×800; ${target}.`,
     "",
     `Load: nodes drawn ${load.drawnMs.toFixed(0)} ms after navigation start, interactive (two frames in a row under 50 ms) at ${load.interactiveMs.toFixed(0)} ms; longest task ${load.longestTaskMs.toFixed(0)} ms; ${load.nodesInDom} nodes in the DOM.`,
@@ -824,16 +591,7 @@ function report(options: BenchOptions, target: string, definition: WorkflowDefin
   return lines.join("\n");
 }
 
-function loadText(): string {
-  return os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ");
-}
-
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
-
-async function main(): Promise<void> {
+runBench(say, "Chromium, next and Postgres", async (stop) => {
   let options: BenchOptions;
   try {
     options = parseOptions(process.argv.slice(2), process.env);
@@ -841,102 +599,77 @@ async function main(): Promise<void> {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
     process.exit(2);
   }
-  const stop = new Stopper();
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      if (stop.stopping) return;
-      say(`${signal}: stopping Chromium, next and Postgres…`);
-      void stop.stopAll().then(() => process.exit(130));
-    });
-  }
-
   const loadBefore = loadText();
   const began = performance.now();
-  try {
-    const definition = generateCanvasWorkflow({ nodes: options.nodes, seed: options.seed });
-    if (options.profile) {
-      mkdirSync(options.profile, { recursive: true });
-      profileDir = options.profile;
-    }
-    let baseUrl: string;
-    let email: string;
-    let password: string;
-    let target: string;
-    if (options.url) {
-      baseUrl = options.url;
-      email = options.email ?? "";
-      password = options.password ?? "";
-      target = `the server at ${baseUrl}`;
-    } else {
-      await buildIfNeeded(options, stop);
-      const local = await startLocal(options, definition, stop);
-      ({ baseUrl, email, password } = local);
-      target = "a throwaway local server (next start, embedded Postgres 18) on this machine";
-    }
-
-    say("Launching Chromium…");
-    const browser: Browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: CHROMIUM_ARGS,
-      headless: !options.headed,
-      // This command stops the browser itself, in order, on Ctrl-C.
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
-    stop.add(() => browser.close());
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    // tsx compiles this file with esbuild's keepNames, which wraps named functions in a `__name`
-    // helper; the functions handed to the page are serialised, and the page has no such helper.
-    await context.addInitScript({ content: "globalThis.__name ??= (fn) => fn;" });
-    await context.addInitScript(installRecorder);
-    const page = await context.newPage();
-    // The editor asks before leaving a changed diagram; the gestures changed it.
-    page.on("dialog", (dialog) => void dialog.accept());
-
-    say(`Signing in as ${email} through the sign-in form…`);
-    await signIn(page, baseUrl, email, password);
-    if (options.url) await saveThroughSession(page, baseUrl, options.namespace, definition);
-    stop.throwIfStopping();
-
-    say(`Opening the editor on ${definition.name}…`);
-    const loadProfiler = profileDir ? await startProfiling(page) : undefined;
-    const load = await openEditor(page, baseUrl, definition.name);
-    if (loadProfiler && profileDir) await loadProfiler.stop(path.join(profileDir, "load"));
-    say(`Drawn after ${load.drawnMs.toFixed(0)} ms, interactive after ${load.interactiveMs.toFixed(0)} ms (${load.nodesInDom} nodes in the DOM).`);
-    const scenarios = await runScenarios(page);
-    const chromiumVersion = browser.version();
-
-    const text = report(options, target, definition, load, scenarios, chromiumVersion, loadBefore);
-    process.stdout.write(text);
-    if (options.json) {
-      const results = {
-        benchmark: "bench:canvas",
-        at: new Date().toISOString(),
-        machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model.trim() ?? null, memoryGiB: Math.round(os.totalmem() / 2 ** 30), loadAverage: { before: loadBefore, after: loadText() } },
-        chromium: chromiumVersion,
-        target,
-        workflow: { name: definition.name, nodes: definition.nodes.length, edges: definition.edges.length, seed: options.seed },
-        load,
-        scenarios,
-      };
-      writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
-      say(`Wrote ${options.json}.`);
-    }
-    say(`Done in ${((performance.now() - began) / 1000).toFixed(0)} s.`);
-  } catch (error) {
-    // Ctrl-C mid-step: the signal handler is stopping everything and exits.
-    if (stop.stopping) return new Promise<void>(() => undefined);
-    await stop.stopAll();
-    throw error;
+  const definition = generateCanvasWorkflow({ nodes: options.nodes, seed: options.seed });
+  if (options.profile) {
+    mkdirSync(options.profile, { recursive: true });
+    profileDir = options.profile;
   }
-  await stop.stopAll();
-}
+  let baseUrl: string;
+  let email: string;
+  let password: string;
+  let target: string;
+  if (options.url) {
+    baseUrl = options.url;
+    email = options.email ?? "";
+    password = options.password ?? "";
+    target = `the server at ${baseUrl}`;
+  } else {
+    await buildIfNeeded(options.skipBuild, stop, say);
+    const local = await startLocalStack(
+      {
+        label: "canvas-bench",
+        namespace: options.namespace,
+        sidecar: false,
+        prepare: async (db, namespaceId) => {
+          const registered = await registerWorkflowDefinition(db, { namespaceId, definition, createdBy: "bench:canvas" });
+          if (!registered.ok) throw new Error(`The generated workflow was refused: ${JSON.stringify(registered).slice(0, 500)}`);
+          say(`Registered ${registered.name} v${registered.version} (${definition.nodes.length} nodes, ${definition.edges.length} edges).`);
+        },
+      },
+      stop,
+      say,
+    );
+    ({ baseUrl, email, password } = local);
+    target = "a throwaway local server (next start, embedded Postgres 18) on this machine";
+  }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`[bench:canvas] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+  say("Launching Chromium…");
+  const { browser, context } = await launchChromium(options.headed, stop);
+  await context.addInitScript(installRecorder);
+  const page = await context.newPage();
+  // The editor asks before leaving a changed diagram; the gestures changed it.
+  page.on("dialog", (dialog) => void dialog.accept());
+
+  say(`Signing in as ${email} through the sign-in form…`);
+  await signIn(page, baseUrl, email, password);
+  if (options.url) await saveThroughSession(page, baseUrl, options.namespace, definition);
+  stop.throwIfStopping();
+
+  say(`Opening the editor on ${definition.name}…`);
+  const loadProfiler = profileDir ? await startProfiling(page) : undefined;
+  const load = await openEditor(page, baseUrl, definition.name);
+  if (loadProfiler && profileDir) await loadProfiler.stop(path.join(profileDir, "load"));
+  say(`Drawn after ${load.drawnMs.toFixed(0)} ms, interactive after ${load.interactiveMs.toFixed(0)} ms (${load.nodesInDom} nodes in the DOM).`);
+  const scenarios = await runScenarios(page);
+  const chromiumVersion = browser.version();
+
+  const text = report(options, target, definition, load, scenarios, chromiumVersion, loadBefore);
+  process.stdout.write(text);
+  if (options.json) {
+    const results = {
+      benchmark: "bench:canvas",
+      at: new Date().toISOString(),
+      machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model.trim() ?? null, memoryGiB: Math.round(os.totalmem() / 2 ** 30), loadAverage: { before: loadBefore, after: loadText() } },
+      chromium: chromiumVersion,
+      target,
+      workflow: { name: definition.name, nodes: definition.nodes.length, edges: definition.edges.length, seed: options.seed },
+      load,
+      scenarios,
+    };
+    writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
+    say(`Wrote ${options.json}.`);
+  }
+  say(`Done in ${((performance.now() - began) / 1000).toFixed(0)} s.`);
+});
