@@ -1,10 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, get as httpGet } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import { createSession } from "../auth/sessions";
@@ -35,6 +37,8 @@ useWebEnvironment(database, { NODE_FLOW_NOTIFICATIONS: "on" });
 type Handler = (request: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
 
 let server: Server;
+/** URLs whose response has waited for its socket to drain: the client is not keeping up. */
+const stalled = new Set<string>();
 let base: string;
 let scripts: QuickJsScriptEvaluator;
 let blobs: FilesystemBlobStore;
@@ -79,6 +83,7 @@ beforeAll(async () => {
           if (done) break;
           // Backpressure as Next applies it: wait for the socket to drain before pulling more.
           if (!res.write(value)) {
+            stalled.add(req.url ?? "");
             await new Promise((resolve) => {
               res.once("drain", resolve);
               res.once("close", resolve);
@@ -262,6 +267,59 @@ describe("GET /api/executions/{id}/stream", () => {
     await stream.waitFor("the empty frontier", (m) => m.some((x) => x.event === "tasks" && (x.data.tasks as unknown[]).length === 0));
     await stream.close();
   });
+});
+
+describe("a stalled client", () => {
+  it("holds up nobody: another viewer of the same run sees it end while the stalled one's stream waits, which then resumes with nothing lost", async () => {
+    const id = await startOne();
+    // A history far bigger than the loopback socket buffers (~25 MB of messages), so the stalled reader's
+    // stream really does block on backpressure; the rows are written in one statement.
+    await sql`
+      INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "type", "data")
+      SELECT ${id}::uuid, 1 + g, ${nsId}::uuid, 'TASK_UPDATED', jsonb_build_object('reason', repeat('x', 490) || g)
+      FROM generate_series(1, 40000) AS g`.execute(database.db);
+    const url = `/api/executions/${id}/stream?stall=1`;
+    let stalledResponse: IncomingMessage | undefined;
+    const stalledRequest = httpGet(`${base}${url}`, { headers: { cookie } }, (response) => {
+      stalledResponse = response;
+      response.pause(); // reads nothing: the kernel's buffers fill and the server's writes stop draining
+    });
+    await waitUntil(() => stalled.has(url), { what: "the stalled client's stream to block on backpressure", timeoutMs: 20_000 });
+
+    // A second viewer, read as it arrives (counted, not parsed, at this size).
+    const controller = new AbortController();
+    const live = await fetch(`${base}/api/executions/${id}/stream`, { headers: { cookie }, signal: controller.signal });
+    let seen = "";
+    const watching = (async () => {
+      const decoder = new TextDecoder();
+      const reader = live.body!.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        seen = (seen + decoder.decode(value, { stream: true })).slice(-4096);
+        if (seen.includes('"WORKFLOW_COMPLETED"')) return;
+      }
+    })();
+    await drive();
+    await watching;
+    controller.abort();
+    expect(stalled.has(url)).toBe(true);
+
+    // The stalled client reads again and gets every event, in order, once.
+    let body = "";
+    await new Promise<void>((resolve) => {
+      stalledResponse!.setEncoding("utf8");
+      stalledResponse!.on("data", (chunk: string) => {
+        body += chunk;
+        if (body.includes('"WORKFLOW_COMPLETED"')) resolve();
+      });
+      stalledResponse!.resume();
+    });
+    stalledRequest.destroy();
+    const ids = [...body.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    const stored = await database.db.selectFrom("WorkflowEvents").select("seq").where("workflowId", "=", id).orderBy("seq").execute();
+    expect(ids).toEqual(stored.map((e) => Number(e.seq)));
+  }, 60_000);
 });
 
 describe("GET /api/executions/stream?namespace=", () => {
