@@ -89,19 +89,20 @@ export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchO
     const observe = (result: "committed" | "conflict" | "failed") => deps.onEvaluation?.(performance.now() - startedAt, result);
     try {
       outcome = await deps.db.transaction().execute((trx) => evaluateOne(deps, trx, offset));
-      if (outcome.kind !== "empty") observe(outcome.kind === "failed" ? "failed" : "committed");
+      if (outcome.kind !== "empty") observe("committed");
     } catch (error) {
       observe(error instanceof CompareAndSetMiss ? "conflict" : "failed");
       if (error instanceof CompareAndSetMiss) {
         deps.logger?.warn({ err: error.message }, "decider: compare-and-set missed; evaluation rolled back and stays queued");
         return evaluated;
       }
+      if (error instanceof ClaimedEvaluationFailure) {
+        await requeueAtBack(deps, error.workflowId, error.cause);
+        throw new EvaluationError(error.workflowId, error.cause);
+      }
       throw error;
     }
     if (outcome.kind === "empty") break;
-    if (outcome.kind === "failed") {
-      throw new EvaluationError(outcome.workflowId, outcome.error);
-    }
     evaluated++;
   }
   return evaluated;
@@ -118,38 +119,59 @@ export class EvaluationError extends Error {
   }
 }
 
-type Outcome = { kind: "empty" } | { kind: "done" } | { kind: "failed"; workflowId: string; error: unknown };
+type Outcome = { kind: "empty" } | { kind: "done" };
+
+/** An evaluation of a claimed workflow threw (not a compare-and-set miss): its transaction rolls back whole. */
+class ClaimedEvaluationFailure extends Error {
+  override name = "ClaimedEvaluationFailure";
+  constructor(
+    readonly workflowId: string,
+    override readonly cause: unknown,
+  ) {
+    super(`evaluation of workflow ${workflowId} failed`, { cause });
+  }
+}
 
 /**
- * One workflow, in the caller's transaction. An error other than a
- * compare-and-set miss rolls back to a savepoint taken right after the claim
- * and re-enqueues the workflow: a rollback of the whole transaction would put
- * the claim back with its old "enqueuedAt", at the head of the queue, where a
- * workflow that fails every time (a poison pill) would be claimed first by
- * every decider forever. Re-enqueued, it gets a fresh "enqueuedAt" (now()) and
- * goes behind the work already waiting; the batch then stops with an
- * {@link EvaluationError}, so the background runner counts it and backs off.
+ * One workflow, in the caller's transaction. No savepoint: an error rolls the
+ * whole transaction back, claim included, and evaluateBatch then pushes the
+ * restored claim to the back of the queue in a statement of its own
+ * ({@link requeueAtBack}). A SAVEPOINT on every evaluation cost a round trip
+ * and, once the evaluation wrote, a subtransaction xid of its own — 4 of the
+ * 15 write transactions of a 3-task run — to serve only the failure path.
  */
 async function evaluateOne(deps: EvaluatorDeps, trx: Transaction<Database>, offset: number): Promise<Outcome> {
   // Invariant 2: the claim is deleted first, in this transaction, before any read.
   const [claim] = await claimDecides(trx, { limit: 1, offset });
   if (claim === undefined) return { kind: "empty" };
   const { workflowId } = claim;
-  await sql`SAVEPOINT "evaluation"`.execute(trx);
   try {
     await evaluateClaimed(deps, trx, workflowId, decodeTimerReason(claim.reason));
     return { kind: "done" };
   } catch (error) {
-    if (error instanceof CompareAndSetMiss) throw error; // Whole rollback: the claim comes back as it was.
-    await sql`ROLLBACK TO SAVEPOINT "evaluation"`.execute(trx);
-    const workflow = await trx.selectFrom("WorkflowExecutions").select("namespaceId").where("id", "=", workflowId).executeTakeFirst();
-    if (workflow) {
-      const message = error instanceof Error ? error.message : String(error);
-      await enqueueDecide(trx, { workflowId, namespaceId: workflow.namespaceId, reason: `evaluation failed: ${message}`.slice(0, 500) });
-    }
-    deps.logger?.error({ workflowId, err: error }, "decider: evaluation failed; re-queued at the back");
-    return { kind: "failed", workflowId, error };
+    if (error instanceof CompareAndSetMiss) throw error; // The claim comes back as it was and is retried as it is.
+    throw new ClaimedEvaluationFailure(workflowId, error);
   }
+}
+
+/**
+ * After a failed evaluation's rollback its claim is back with its old
+ * "enqueuedAt", at the head of the queue, where a workflow that fails every
+ * time (a poison pill) would be claimed first by every decider forever. A
+ * fresh "enqueuedAt" puts it behind the work already waiting; the batch then
+ * stops with an {@link EvaluationError}, so the background runner counts it
+ * and backs off. A decider that claimed it in between evaluates it again (and
+ * fails and moves it back itself); a crash before this statement leaves the
+ * claim at the head, retried at once — never lost, which is what matters.
+ */
+async function requeueAtBack(deps: EvaluatorDeps, workflowId: string, error: unknown): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  await deps.db
+    .updateTable("DecideQueues")
+    .set({ enqueuedAt: sql<string>`clock_timestamp()`, reason: `evaluation failed: ${message}`.slice(0, 500) })
+    .where("workflowId", "=", workflowId)
+    .execute();
+  deps.logger?.error({ workflowId, err: error }, "decider: evaluation failed; re-queued at the back");
 }
 
 /**
@@ -659,7 +681,8 @@ async function applyCommands(
   await sql`
     UPDATE "WorkflowExecutions" SET "version" = "version" + 1, "updatedAt" = ${now}
     WHERE "id" = ${workflowId}::uuid`.execute(trx);
-  await appendWorkflowEvents(trx, { workflowId, namespaceId }, events.map((e) => ({ ...e, at: now })));
+  // `wf` is the row evaluateClaimed locked in this transaction.
+  await appendWorkflowEvents(trx, { workflowId, namespaceId }, events.map((e) => ({ ...e, at: now })), { lockedBy: wf });
 }
 
 function startFailure(result: Extract<StartExecutionResult, { ok: false }>): string {

@@ -46,7 +46,10 @@ export interface NewWorkflowEventInput {
  * now(), so two appenders that both read max = 4 both store a seq 5 without
  * any error (workflow-events.int.test.ts shows it). Re-locking a row this
  * transaction already holds returns at once; a caller that forgot is
- * serialised here instead of silently forking the history. (All of this
+ * serialised here instead of silently forking the history. The one exception
+ * is `options.lockedBy`: the row lockWorkflow returned to this caller in this
+ * transaction, which the evaluator passes — a round trip on every
+ * evaluation, for a lock it took a dozen statements earlier. (All of this
  * assumes READ COMMITTED, the default: under REPEATABLE READ the max() would
  * read the transaction's first snapshot and miss a commit it waited for.)
  */
@@ -54,13 +57,16 @@ export async function appendWorkflowEvents(
   trx: Transaction<Database>,
   workflow: { workflowId: string; namespaceId: string },
   events: readonly NewWorkflowEventInput[],
+  options: { lockedBy?: { id: string } } = {},
 ): Promise<WorkflowEventRow[]> {
   if (!trx.isTransaction) {
     throw new Error("appendWorkflowEvents needs the transaction that holds the workflow's row lock");
   }
   if (events.length === 0) return [];
-  const locked = await lockWorkflow(trx, workflow.workflowId);
-  if (!locked) throw new Error(`Cannot append events: workflow ${workflow.workflowId} does not exist`);
+  if (options.lockedBy?.id !== workflow.workflowId) {
+    const locked = await lockWorkflow(trx, workflow.workflowId);
+    if (!locked) throw new Error(`Cannot append events: workflow ${workflow.workflowId} does not exist`);
+  }
   // One probe of the ("workflowId","seq","at") key per monthly partition,
   // answered backwards from the index (a min/max-optimised Limit 1 per partition).
   const { rows } = await sql<{ last: number | null }>`
