@@ -557,6 +557,8 @@ async function startWorkers(system: System, options: BenchOptions, queue: string
 interface DbSnapshot {
   commits: number;
   walBytes: bigint;
+  /** Full-page images written to the WAL (pg_stat_wal, cluster-wide): the first change of a page after a checkpoint logs the whole page. */
+  walFpi: number;
   /** The next transaction id to be assigned. */
   nextXid: bigint;
 }
@@ -567,11 +569,14 @@ function lsnBytes(lsn: string): bigint {
 }
 
 async function dbSnapshot(db: Db): Promise<DbSnapshot> {
-  const { rows } = await sql<{ commits: string; lsn: string; xmax: string }>`/* nf-bench */ 
-    SELECT xact_commit::text AS commits, pg_current_wal_lsn()::text AS lsn, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+  // Other backends' WAL counters reach pg_stat_wal when they flush their statistics (at most a second late).
+  await sql`/* nf-bench */ SELECT pg_stat_force_next_flush()`.execute(db);
+  const { rows } = await sql<{ commits: string; lsn: string; xmax: string; fpi: string }>`/* nf-bench */ 
+    SELECT xact_commit::text AS commits, pg_current_wal_lsn()::text AS lsn, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax,
+           (SELECT wal_fpi FROM pg_stat_wal)::text AS fpi
     FROM pg_stat_database WHERE datname = current_database()`.execute(db);
   const row = rows[0]!;
-  return { commits: Number(row.commits), walBytes: lsnBytes(row.lsn), nextXid: BigInt(row.xmax) };
+  return { commits: Number(row.commits), walBytes: lsnBytes(row.lsn), walFpi: Number(row.fpi), nextXid: BigInt(row.xmax) };
 }
 
 interface StatementTotals {
@@ -699,6 +704,8 @@ export interface PointResult {
   writeTransactionsPerRun: number;
   commitsPerRun: number;
   walBytesPerRun: number;
+  /** Full-page images per run: WAL that depends on where the checkpoints fell, not on the work. */
+  walFpiPerRun: number;
   cpuPercent: Partial<Record<CpuGroup, number>>;
   /** CPU milliseconds per completed run, per process group: steadier than latency on a shared machine. */
   cpuMsPerRun: Partial<Record<CpuGroup, number>>;
@@ -916,6 +923,7 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
     writeTransactionsPerRun: perRun(Number(after.nextXid - before.nextXid)),
     commitsPerRun: perRun(after.commits - before.commits),
     walBytesPerRun: perRun(Number(after.walBytes - before.walBytes)),
+    walFpiPerRun: perRun(after.walFpi - before.walFpi),
     cpuPercent,
     cpuMsPerRun: Object.fromEntries(
       Object.entries(cpuPercent).map(([group, percent]) => [group, completedRuns.length > 0 ? (percent * cpuSeconds * 10) / completedRuns.length : Number.NaN]),
@@ -1096,7 +1104,7 @@ const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toF
 export function markdownTable(points: readonly PointResult[]): string {
   const statements = points.some((p) => p.statementsPerRun !== undefined);
   const header = [
-    `| point | offered/s | completed/s | completed | step turnaround p50 / p95 / p99 ms | end-to-end p50 / p99 ms | decide lag p50 / p99 ms | max task q | max decide q | write xacts/run | commits/run | WAL KB/run | CPU % web / sidecar / pg / workers / driver | CPU ms/run web / sidecar / pg / workers |${statements ? " statements/run, exec / plan ms/run |" : ""}`,
+    `| point | offered/s | completed/s | completed | step turnaround p50 / p95 / p99 ms | end-to-end p50 / p99 ms | decide lag p50 / p99 ms | max task q | max decide q | write xacts/run | commits/run | WAL KB/run (full-page images/run) | CPU % web / sidecar / pg / workers / driver | CPU ms/run web / sidecar / pg / workers |${statements ? " statements/run, exec / plan ms/run |" : ""}`,
     `| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |${statements ? " --- |" : ""}`,
   ];
   const rows = points.map((p) =>
@@ -1112,7 +1120,7 @@ export function markdownTable(points: readonly PointResult[]): string {
       String(p.maxDecideQueue),
       fixed(p.writeTransactionsPerRun),
       fixed(p.commitsPerRun),
-      fixed(p.walBytesPerRun / 1024),
+      `${fixed(p.walBytesPerRun / 1024)} (${fixed(p.walFpiPerRun)})`,
       CPU_GROUPS.map((g) => (p.cpuPercent[g] === undefined ? "–" : fixed(p.cpuPercent[g], 0))).join(" / "),
       (["web", "sidecar", "postgres", "workers"] as const).map((g) => (p.cpuMsPerRun[g] === undefined ? "–" : fixed(p.cpuMsPerRun[g], 1))).join(" / "),
       ...(statements ? [p.statementsPerRun ? `${fixed(p.statementsPerRun.calls, 0)}, ${fixed(p.statementsPerRun.execMs, 1)} / ${fixed(p.statementsPerRun.planMs, 1)}` : "–"] : []),
