@@ -76,10 +76,19 @@ export interface ReleaseResult {
 export type WorkerReportStatus = "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR";
 
 /** The answer to a completion or failure report. */
-export interface ReportResult {
+export interface ReportResult<I = JsonObject> {
   taskId: string;
   workflowId: string;
   status: WorkerReportStatus;
+  /** With `next` in the report: the tasks leased to this worker with it ([] when none was waiting). */
+  next?: PolledTask<I>[];
+}
+
+/** Ask a report to lease more tasks of the same queue in its own transaction: a busy worker's next poll, saved. */
+export interface ReportNext {
+  count: number;
+  /** As a poll's `leaseSeconds`. */
+  leaseSeconds?: number;
 }
 
 /** A page of a task's log. */

@@ -9,6 +9,7 @@ import type {
   PolledTask,
   RegisteredDefinition,
   ReleaseResult,
+  ReportNext,
   ReportResult,
   Run,
   RunActionResult,
@@ -101,9 +102,13 @@ export interface NodeFlowClient {
    */
   releaseTask(task: TaskRef, input: { workerId: string }, options?: CallOptions): Promise<ReleaseResult>;
   /** Reports a held task COMPLETED with its output (a JSON object). 409: it was reported already, or is no longer held. */
-  completeTask(task: TaskRef, input: { workerId: string; output?: JsonObject }, options?: CallOptions): Promise<ReportResult>;
+  completeTask<I = JsonObject>(task: TaskRef, input: { workerId: string; output?: JsonObject; next?: ReportNext }, options?: CallOptions): Promise<ReportResult<I>>;
   /** Reports a held task failed: `retryable` hands it to its retry policy, otherwise it fails for good (FAILED_WITH_TERMINAL_ERROR). */
-  failTask(task: TaskRef, input: { workerId: string; retryable: boolean; reason: string; output?: JsonObject }, options?: CallOptions): Promise<ReportResult>;
+  failTask<I = JsonObject>(
+    task: TaskRef,
+    input: { workerId: string; retryable: boolean; reason: string; output?: JsonObject; next?: ReportNext },
+    options?: CallOptions,
+  ): Promise<ReportResult<I>>;
   /** Appends lines (at most 1,000, each at most 65,536 characters) to a task's log. A retry after a lost answer can append them twice. */
   appendTaskLogs(task: TaskRef, lines: readonly string[], options?: CallOptions): Promise<{ appended: number }>;
   /** A page of a task's log, oldest line first. */

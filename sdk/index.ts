@@ -19,6 +19,7 @@ export type {
   PolledTask,
   RegisteredDefinition,
   ReleaseResult,
+  ReportNext,
   ReportResult,
   Run,
   RunActionResult,

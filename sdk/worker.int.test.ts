@@ -212,6 +212,10 @@ describe("the SDK against the real server", () => {
     expect(await historyProblems(t.db, started.map((s) => s.id))).toEqual([]);
     expect(worker.stats()).toMatchObject({ tasksReceived: 40, completed: 40, refused: 0, unconfirmed: 0, reportErrors: 0, pollErrors: 0, leaseLost: 0 });
     expect(maxInFlight).toBeLessThanOrEqual(4);
+    // Twenty runs queued at once: reports carry the next task, and the polls they save are not made.
+    const { polls, tasksWithReports } = worker.stats();
+    expect(tasksWithReports).toBeGreaterThan(0);
+    expect(polls).toBeLessThan(40 - tasksWithReports + 1);
     const firstTask = runs[3]!.tasks.items[0]!;
     expect((await client.listTaskLogs(firstTask.id)).items.map((l) => l.line)).toEqual(["a got 3"]);
     expect(logged).toEqual([]);

@@ -1,5 +1,5 @@
 import { NodeFlowApiError } from "./api-error";
-import type { JsonObject, PolledTask } from "./api-types";
+import type { JsonObject, PolledTask, ReportNext, ReportResult } from "./api-types";
 import { createNodeFlowClient } from "./http-client";
 import type { NodeFlowClient } from "./http-client";
 import type { RetryInfo, TransportOptions } from "./http-transport";
@@ -103,7 +103,10 @@ export interface WorkerStats {
   inFlight: number;
   /** Polls answered (empty ones included). */
   polls: number;
+  /** From polls and reports together. */
   tasksReceived: number;
+  /** Of those, leased with a report (its `next`): a poll saved each. */
+  tasksWithReports: number;
   completed: number;
   /** Reported FAILED (retryable). */
   failed: number;
@@ -365,6 +368,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
   const stats: Omit<WorkerStats, "inFlight"> = {
     polls: 0,
     tasksReceived: 0,
+    tasksWithReports: 0,
     completed: 0,
     failed: 0,
     failedTerminal: 0,
@@ -463,6 +467,35 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
     exec.timer = undefined;
   }
 
+  /**
+   * A report asks for the worker's next task when the task's slot can pass
+   * straight to it: one request and one server transaction instead of a
+   * report and a poll. Only with one queue — with several, a slot that always
+   * passed to the same queue's next task would starve the others' polls —
+   * and not once stopping.
+   */
+  function nextAsk(exec: Execution<I>): { next?: ReportNext } {
+    return queues.length === 1 && exec.holdsSlot && !stopping.signal.aborted ? { next: { count: 1, leaseSeconds } } : {};
+  }
+
+  /** Runs what a report leased in the reporting task's slot; given back at once if the worker began stopping meanwhile. */
+  function handOn(exec: Execution<I>, next: readonly WorkerTask<I>[] | undefined): void {
+    if (next === undefined || next.length === 0) return;
+    stats.tasksReceived += next.length;
+    stats.tasksWithReports += next.length;
+    emit({ type: "poll", queue: exec.task.queue, requested: 1, received: next.length });
+    if (stopping.signal.aborted) {
+      // stop() waits only for the tasks it saw; a task leased as it began goes straight back to the queue.
+      for (const task of next) void client.releaseTask(task, { workerId }, { signal: hardStop.signal }).catch(() => undefined);
+      return;
+    }
+    next.forEach((task, i) => {
+      const takesSlot = i === 0 && exec.holdsSlot;
+      if (takesSlot) exec.holdsSlot = false;
+      startTask(task, takesSlot);
+    });
+  }
+
   /** Reports `outcome`; resolves with how the task ended, never rejects. */
   async function report(exec: Execution<I>, outcome: Outcome): Promise<TaskOutcome> {
     const ref = exec.task;
@@ -471,8 +504,9 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       if (outcome.kind === "completed") {
         const problem = outputProblem(outcome.output);
         if (problem !== undefined) return report(exec, { kind: "failed", retryable: false, reason: problem });
+        let result: ReportResult<I>;
         try {
-          await client.completeTask(ref, { workerId, output: (outcome.output ?? {}) as JsonObject }, { signal });
+          result = await client.completeTask<I>(ref, { workerId, output: (outcome.output ?? {}) as JsonObject, ...nextAsk(exec) }, { signal });
         } catch (error) {
           // The server checks what the SDK cannot (the output's size, its schema): fail the task with its words, or it would hang until its lease lapsed.
           if (error instanceof NodeFlowApiError && error.status === 400) {
@@ -481,9 +515,15 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
           throw error;
         }
         stats.completed += 1;
+        handOn(exec, result.next);
         return "completed";
       }
-      await client.failTask(ref, { workerId, retryable: outcome.retryable, reason: outcome.reason, ...(outcome.output ? { output: outcome.output } : {}) }, { signal });
+      const result = await client.failTask<I>(
+        ref,
+        { workerId, retryable: outcome.retryable, reason: outcome.reason, ...(outcome.output ? { output: outcome.output } : {}), ...nextAsk(exec) },
+        { signal },
+      );
+      handOn(exec, result.next);
       if (outcome.retryable) stats.failed += 1;
       else stats.failedTerminal += 1;
       return outcome.retryable ? "failed" : "failed-terminal";

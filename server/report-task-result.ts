@@ -5,6 +5,8 @@ import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import { TaskReportRefusedError, completeTaskFromWorker } from "./store/task-executions";
 import type { WorkerFinalStatus } from "./store/task-executions";
+import type { LeasedTask } from "./store/task-queues";
+import { leaseGatedTasks } from "./task-gates";
 
 /**
  * The one path a task's final result takes, from a remote worker (REST,
@@ -17,6 +19,11 @@ import type { WorkerFinalStatus } from "./store/task-executions";
  * 3. one transaction ends the task (compare-and-set from IN_PROGRESS, held by
  *    `workerId` when given), deletes its queue row, enqueues a decide, and runs
  *    the caller's `inTransaction` writes (an EVENT's outbox row) — all or none.
+ *
+ * 4. with `next`, the same transaction then leases up to `next.count` more
+ *    tasks of the finished task's queue to the same worker, through the
+ *    queue's gates as a poll would: a busy worker's poll rides on its report,
+ *    one HTTP request and one transaction where there were two of each.
  *
  * A refused report (not found, not held, already ended) rolled back, so its
  * blob is referenced by nothing and is deleted here. A NUL in the output is
@@ -39,6 +46,8 @@ export interface ReportTaskResultInput {
   /** When given, the task must be held by this worker (its lease owner). */
   workerId?: string;
   now?: Date;
+  /** Lease more tasks of the same queue to `workerId` in the report's transaction (see the module comment). */
+  next?: { count: number; leaseSeconds: number };
   /** Writes that must commit with the completion and roll back with it; run after the task ended. */
   inTransaction?: (trx: Transaction<Database>, task: TaskExecutionRow) => Promise<void>;
 }
@@ -46,7 +55,14 @@ export interface ReportTaskResultInput {
 export type ReportRefusal = "not_found" | "not_in_progress" | "not_held" | "invalid_output";
 
 export type ReportTaskResultOutcome =
-  | { ok: true; task: TaskExecutionRow; /** Set when the output went to the blob store. */ outputRef: string | null }
+  | {
+      ok: true;
+      task: TaskExecutionRow;
+      /** Set when the output went to the blob store. */
+      outputRef: string | null;
+      /** What `next` leased; [] without it. */
+      leased: LeasedTask[];
+    }
   | { ok: false; error: ReportRefusal; message: string; status?: TaskStatus };
 
 /** Reports a task's final result; see the module comment. Resolves with a refusal rather than throwing one. */
@@ -81,10 +97,23 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
       // completeTaskFromWorker throws its refusals inside a transaction.
       if (!result.ok) throw new TaskReportRefusedError(result);
       await input.inTransaction?.(trx, result.task);
+      const queueName = result.task.queueName;
+      const leased =
+        input.next && input.workerId !== undefined && queueName !== null
+          ? (
+              await leaseGatedTasks(trx, {
+                namespaceId: input.namespaceId,
+                queueName,
+                count: input.next.count,
+                leaseSeconds: input.next.leaseSeconds,
+                owner: input.workerId,
+              })
+            ).leased
+          : [];
       reachedCommit = true;
-      return result.task;
+      return { task: result.task, leased };
     });
-    return { ok: true, task, outputRef };
+    return { ok: true, task: task.task, outputRef, leased: task.leased };
   } catch (error) {
     if (outputRef !== null && !reachedCommit) await deps.blobs.delete(outputRef).catch(() => undefined);
     if (error instanceof TaskReportRefusedError) {

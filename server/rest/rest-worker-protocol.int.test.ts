@@ -116,6 +116,43 @@ describe("the worker protocol", () => {
     expect(lateBeat.status).toBe(409);
   });
 
+  it("a report with `next` leases the queue's next task to the same worker in its transaction; [] when none waits", async () => {
+    const name = await register(ns, adminKey, [simple("step", "relay")]);
+    const [first, second] = [await start(ns, adminKey, name), await start(ns, adminKey, name)];
+    await decide();
+    const polled = await poll("relay", { count: 1, workerId: "relay-w" });
+    const held = polled.body.tasks[0]!;
+    const waiting = held.workflowId === first ? second : first;
+
+    const xidBefore = await t.db.selectNoFrom((eb) => eb.fn<string>("pg_snapshot_xmax", [eb.fn("pg_current_snapshot")]).as("xmax")).executeTakeFirstOrThrow();
+    const done = await harness.api<{ next: PolledTask[] }>("POST", `/ns/${ns.name}/tasks/${held.taskId}/complete`, {
+      key: workerKey,
+      body: { workflowId: held.workflowId, workerId: "relay-w", output: {}, next: { count: 5 } },
+    });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.next).toHaveLength(1);
+    expect(done.body.next[0]).toMatchObject({ workflowId: waiting, refName: "step", queue: "relay", attempt: 0, pollCount: 1 });
+    const xidAfter = await t.db.selectNoFrom((eb) => eb.fn<string>("pg_snapshot_xmax", [eb.fn("pg_current_snapshot")]).as("xmax")).executeTakeFirstOrThrow();
+    // The completion and the lease were one write transaction.
+    expect(BigInt(xidAfter.xmax) - BigInt(xidBefore.xmax)).toBe(1n);
+    const lease = await t.db.selectFrom("TaskQueues").select(["leaseOwner", "leaseExpiresAt"]).where("taskId", "=", done.body.next[0]!.taskId).executeTakeFirstOrThrow();
+    expect(lease.leaseOwner).toBe("relay-w");
+
+    // Reported failed (terminally) with `next` again: nothing else waits, so `next` is [].
+    const failed = await harness.api<{ next: PolledTask[] }>("POST", `/ns/${ns.name}/tasks/${done.body.next[0]!.taskId}/fail`, {
+      key: workerKey,
+      body: { workflowId: waiting, workerId: "relay-w", retryable: false, reason: "no", next: { count: 1 } },
+    });
+    expect(failed.status, JSON.stringify(failed.body)).toBe(200);
+    expect(failed.body.next).toEqual([]);
+    const bad = await harness.api("POST", `/ns/${ns.name}/tasks/${held.taskId}/complete`, {
+      key: workerKey,
+      body: { workflowId: held.workflowId, workerId: "relay-w", next: { count: 0 } },
+    });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("/body/next/count");
+  });
+
   it("refuses a report from a worker that does not hold the task (409), and an unknown task (404)", async () => {
     const name = await register(ns, adminKey, [simple("a", "held")]);
     const runId = await start(ns, adminKey, name);

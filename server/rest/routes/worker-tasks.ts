@@ -6,6 +6,8 @@ import type { ReportTaskResultOutcome } from "../../report-task-result";
 import { getTaskInNamespace } from "../../store/task-executions";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
 import { releaseLease, renewLease } from "../../store/task-queues";
+import type { LeasedTask } from "../../store/task-queues";
+import type { BlobStore } from "../../blob-store";
 import { releaseTaskGates, renewTaskGates } from "../../task-gates";
 import { MAX_POLL_TIMEOUT_MS, pollTasks } from "../../task-poller";
 import { defineRoute } from "../define-route";
@@ -86,43 +88,43 @@ export const pollTasksRoute = defineRoute({
         signal,
       },
     );
-    let tasks;
-    try {
-      tasks = await resolveTaskPayloads(
-        deps.blobs,
-        leased.map((l) => l.task),
-      );
-    } catch (error) {
-      // The leases stay; they expire and the sweeper hands the tasks on. A lost blob is not the worker's fault.
-      if (error instanceof PayloadResolutionError) throw new HttpProblem("internal", error.message);
-      throw error;
-    }
-    return {
-      status: 200,
-      body: {
-        tasks: tasks.map((task, i) => {
-          const queue = leased[i]!.queue;
-          return {
-            taskId: task.id,
-            workflowId: task.workflowId,
-            refName: task.refName,
-            taskType: task.taskType,
-            taskDefName: task.taskDefName,
-            queue: queue.queueName,
-            iteration: task.iteration,
-            attempt: task.attempt,
-            input: task.input,
-            pollCount: task.pollCount,
-            startedAt: iso(task.startedAt ?? new Date()),
-            leaseExpiresAt: iso(queue.leaseExpiresAt ?? new Date()),
-            responseTimeoutSeconds: task.responseTimeoutSeconds,
-            timeoutSeconds: task.timeoutSeconds,
-          };
-        }),
-      },
-    };
+    return { status: 200, body: { tasks: await toPolledTasks(deps.blobs, leased) } };
   },
 });
+
+/** Leased tasks as the worker sees them, their inputs read back from the blob store where offloaded. */
+async function toPolledTasks(blobs: BlobStore, leased: readonly LeasedTask[]): Promise<z.infer<typeof PolledTaskSchema>[]> {
+  let tasks;
+  try {
+    tasks = await resolveTaskPayloads(
+      blobs,
+      leased.map((l) => l.task),
+    );
+  } catch (error) {
+    // The leases stay; they expire and the sweeper hands the tasks on. A lost blob is not the worker's fault.
+    if (error instanceof PayloadResolutionError) throw new HttpProblem("internal", error.message);
+    throw error;
+  }
+  return tasks.map((task, i) => {
+    const queue = leased[i]!.queue;
+    return {
+      taskId: task.id,
+      workflowId: task.workflowId,
+      refName: task.refName,
+      taskType: task.taskType,
+      taskDefName: task.taskDefName,
+      queue: queue.queueName,
+      iteration: task.iteration,
+      attempt: task.attempt,
+      input: task.input,
+      pollCount: task.pollCount,
+      startedAt: iso(task.startedAt ?? new Date()),
+      leaseExpiresAt: iso(queue.leaseExpiresAt ?? new Date()),
+      responseTimeoutSeconds: task.responseTimeoutSeconds,
+      timeoutSeconds: task.timeoutSeconds,
+    };
+  });
+}
 
 const TaskParams = z.object({ taskId: UuidSchema });
 
@@ -203,7 +205,46 @@ const ReportResultSchema = z.object({
   taskId: UuidSchema,
   workflowId: UuidSchema,
   status: z.enum(["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR"]),
+  next: z
+    .array(PolledTaskSchema)
+    .optional()
+    .meta({ description: "With `next` in the request: the tasks leased to this worker in the report's transaction, as a poll answers them ([] when none was waiting)." }),
 });
+
+const NextSchema = z
+  .strictObject({
+    count: z.int().min(1).max(MAX_POLL_COUNT),
+    leaseSeconds: LeaseSecondsSchema.default(DEFAULT_LEASE_SECONDS),
+  })
+  .optional()
+  .meta({
+    description:
+      "Also lease up to `count` more tasks of the same queue to this worker, in the report's own transaction (no waiting: an empty queue answers `next: []`, and the worker polls as usual). Saves a busy worker its next poll.",
+  });
+
+/** The report's answer, with the tasks `next` leased. */
+async function reportAnswer(blobs: BlobStore, outcome: Extract<ReportTaskResultOutcome, { ok: true }>, status: z.infer<typeof ReportResultSchema>["status"], asked: boolean) {
+  return {
+    taskId: outcome.task.id,
+    workflowId: outcome.task.workflowId,
+    status,
+    ...(asked ? { next: await nextTasks(blobs, outcome.leased) } : {}),
+  };
+}
+
+/**
+ * The report has committed by now: an unreadable input among the tasks it
+ * leased must not turn its answer into an error (the worker would retry a
+ * report that landed). Those leases lapse and the sweeper hands the tasks on.
+ */
+async function nextTasks(blobs: BlobStore, leased: readonly LeasedTask[]): Promise<z.infer<typeof PolledTaskSchema>[]> {
+  try {
+    return await toPolledTasks(blobs, leased);
+  } catch (error) {
+    if (error instanceof HttpProblem) return [];
+    throw error;
+  }
+}
 
 const OutputSchema = z
   .record(z.string(), z.unknown())
@@ -231,7 +272,7 @@ export const completeTaskRoute = defineRoute({
   description: "409 when the task was already reported, cancelled or timed out, or this worker no longer holds it.",
   tags,
   params: TaskParams,
-  body: z.strictObject({ workflowId: UuidSchema, workerId: WorkerIdSchema, output: OutputSchema }),
+  body: z.strictObject({ workflowId: UuidSchema, workerId: WorkerIdSchema, output: OutputSchema, next: NextSchema }),
   responses: { 200: ReportResultSchema },
   problems: [409],
   handler: async ({ deps, namespace, params, body }) => {
@@ -242,9 +283,10 @@ export const completeTaskRoute = defineRoute({
       status: "COMPLETED",
       output: body.output,
       workerId: body.workerId,
+      ...(body.next ? { next: body.next } : {}),
     });
     if (!outcome.ok) throw reportProblem(outcome);
-    return { status: 200, body: { taskId: outcome.task.id, workflowId: outcome.task.workflowId, status: "COMPLETED" as const } };
+    return { status: 200, body: await reportAnswer(deps.blobs, outcome, "COMPLETED", body.next !== undefined) };
   },
 });
 
@@ -262,6 +304,7 @@ export const failTaskRoute = defineRoute({
     retryable: z.boolean().meta({ description: "true: FAILED, retried per the task's policy; false: FAILED_WITH_TERMINAL_ERROR, never retried." }),
     reason: z.string().min(1).max(10_000),
     output: OutputSchema,
+    next: NextSchema,
   }),
   responses: { 200: ReportResultSchema },
   problems: [409],
@@ -275,9 +318,10 @@ export const failTaskRoute = defineRoute({
       output: body.output,
       reason: body.reason,
       workerId: body.workerId,
+      ...(body.next ? { next: body.next } : {}),
     });
     if (!outcome.ok) throw reportProblem(outcome);
-    return { status: 200, body: { taskId: outcome.task.id, workflowId: outcome.task.workflowId, status } };
+    return { status: 200, body: await reportAnswer(deps.blobs, outcome, status, body.next !== undefined) };
   },
 });
 
