@@ -50,7 +50,7 @@ async function group(members: Person[], roles: MemberRole[] = []): Promise<strin
 /** Registers `nodes`, starts a run (as `starter`), evaluates once, returns the run and its open inbox rows. */
 async function open(definition: Record<string, unknown>, options: { input?: Record<string, unknown>; starter?: Person } = {}): Promise<{ id: string; items: HumanTaskRow[] }> {
   const name = await h.register(definition);
-  const started = await startExecution(h.deps(), { namespaceId: h.namespaceId, name, input: options.input ?? {}, createdBy: options.starter === undefined ? null : `user:${options.starter.id}` });
+  const started = await startExecution({ db: h.t.db, blobs: h.blobs }, { namespaceId: h.namespaceId, name, input: options.input ?? {}, createdBy: options.starter === undefined ? null : `user:${options.starter.id}` });
   if (!started.ok) throw new Error(JSON.stringify(started));
   await h.evaluate();
   return { id: started.workflowId, items: await items(started.workflowId) };
