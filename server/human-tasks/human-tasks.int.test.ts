@@ -437,6 +437,22 @@ describe("deadlines and escalation", () => {
     expect((await h.execution(id)).status).toBe("COMPLETED");
   });
 
+  it("an escalation timeout is a timeout like any other: with timeoutPolicy RETRY the retry opens a new item with its own deadline", async () => {
+    const { id, items: rows } = await open(workflow([{ ...node("HUMAN", "h", { dueIn: "1h", escalation: [{ action: "timeout" }] }), policy: { retryCount: 1, retryDelaySeconds: 0, timeoutPolicy: "RETRY" } }]));
+    expect(rows).toHaveLength(1);
+    expect((await fire(Date.now() + 3600_000 + 1000)).escalations).toEqual([expect.objectContaining({ action: "timeout" })]);
+    await h.evaluate();
+    await h.evaluate();
+    const after = await items(id);
+    expect(after.map((r) => r.status)).toEqual(["EXPIRED", "PENDING"]);
+    expect(after[1]!.taskId).not.toBe(after[0]!.taskId);
+    expect(summary(await h.tasks(id))).toEqual([
+      ["h", 0, "TIMED_OUT"],
+      ["h", 1, "IN_PROGRESS"],
+    ]);
+    expect(await h.t.db.selectFrom("Timers").select("taskId").where("workflowId", "=", id).where("kind", "=", "humanEscalation").execute()).toEqual([{ taskId: after[1]!.taskId }]);
+  });
+
   it("a timer for a task already completed is dropped", async () => {
     const ann = await person();
     const { items: rows } = await open(workflow([node("HUMAN", "h", { dueIn: "5m", escalation: [{ action: "timeout" }] })]));
