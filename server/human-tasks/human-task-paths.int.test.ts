@@ -9,7 +9,7 @@ import { createApiKey } from "../auth/api-keys";
 import { updateConductorTask } from "../conductor/conductor-task-protocol";
 import { ConductorError } from "../conductor/conductor-error";
 import { INBOX_CHANNEL, Notifier } from "../notifier";
-import { inboxStream } from "../realtime/inbox-stream";
+import { inboxStream, serveInboxStream } from "../realtime/inbox-stream";
 import { startRestHarness } from "../rest/testing/rest-fixtures";
 import type { RestHarness } from "../rest/testing/rest-fixtures";
 import { startExecution } from "../start-execution";
@@ -234,5 +234,23 @@ describe("the inbox stream", () => {
       await stream.return(undefined);
       await notifier.close();
     }
+  });
+
+  it("GET /api/inbox/stream authenticates, needs ?namespace=, and hides a namespace the caller has no access to", async () => {
+    const context = { db: h.t.db, notifier: () => null, logger: { error: () => undefined } } as unknown as Parameters<typeof serveInboxStream>[0];
+    const url = (ns?: string) => `http://localhost:3000/api/inbox/stream${ns === undefined ? "" : `?namespace=${encodeURIComponent(ns)}`}`;
+    expect((await serveInboxStream(context, new Request(url(namespace)))).status).toBe(401);
+    const ann = await member();
+    const { key } = await keyFor(ann);
+    const auth = { authorization: `Bearer ${key}` };
+    expect((await serveInboxStream(context, new Request(url(), { headers: auth }))).status).toBe(400);
+    const other = (await h.t.db.selectFrom("Namespaces").select("name").where("id", "=", h.otherNamespaceId).executeTakeFirstOrThrow()).name;
+    expect((await serveInboxStream(context, new Request(url(other), { headers: auth }))).status).toBe(404);
+    const stop = new AbortController();
+    const ok = await serveInboxStream(context, new Request(url(namespace), { headers: auth, signal: stop.signal }));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toMatch(/text\/event-stream/);
+    stop.abort();
+    await ok.body?.cancel();
   });
 });
