@@ -272,6 +272,7 @@ describe("submitting", () => {
     const id = twice.items[0]!.id;
     expect(await submit(ann, id, "approve")).toMatchObject({ ok: true, status: "APPROVAL_RECORDED", item: { status: "PENDING", approvalsRequired: 2, approvalsGiven: 1 } });
     expect(await submit(ann, id, "approve")).toMatchObject({ ok: false, code: "conflict" });
+    expect(await claim(ann, id)).toMatchObject({ ok: false, code: "conflict" });
     expect(await submit(bob, id, "approve", { note: "fine" })).toMatchObject({ ok: true, status: "COMPLETED" });
     const task = (await h.tasks(twice.id))[0]!;
     expect(task.output).toMatchObject({ note: "fine", outcome: "approve", completedBy: { userId: bob.id } });
