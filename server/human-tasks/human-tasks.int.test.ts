@@ -243,6 +243,12 @@ describe("submitting", () => {
     const task = (await h.tasks(runId)).find((t) => t.refName === "approve")!;
     expect(task).toMatchObject({ status: "COMPLETED", output: { amount: 5, email: "a@b.co", requester: "ann", outcome: "approve", completedBy: { userId: ann.id, email: ann.email } } });
     expect(await item(id)).toMatchObject({ status: "COMPLETED", outcome: "approve", completedByUserId: ann.id });
+    expect((await h.audit(runId)).find((a) => a.action === "human-task.complete")).toMatchObject({
+      actorType: "user",
+      actorId: ann.id,
+      details: { humanTaskId: id, outcome: "approve", completedBy: { userId: ann.id, email: ann.email }, taskType: "HUMAN", status: "COMPLETED" },
+    });
+    expect((await h.events(runId)).find((e) => e.type === "TASK_COMPLETED" && e.refName === "approve")?.data).toMatchObject({ outcome: "approve", actor: { type: "user", id: ann.id } });
     await h.drive();
     expect(summary(await h.tasks(runId)).map(([ref, , status]) => [ref, status])).toEqual([
       ["approve", "COMPLETED"],
