@@ -212,6 +212,33 @@ describe("who sees and acts", () => {
   });
 });
 
+describe("the inbox list", () => {
+  it("open tasks come by due date (none last), then age, keyset-paged; closed ones newest first", async () => {
+    const op = await person("operator");
+    const due2h = await open(workflow([node("HUMAN", "h", { dueIn: "2h" })]));
+    const none = await open(workflow([node("HUMAN", "h")]));
+    const due1h = await open(workflow([node("HUMAN", "h", { dueIn: "1h" })]));
+    const mine = new Set([due2h.items[0]!.id, none.items[0]!.id, due1h.items[0]!.id]);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await listHumanTasks(h.deps(), { namespaceId: h.namespaceId, actor: op.actor, view: "all", limit: 1, ...(cursor === undefined ? {} : { cursor }) });
+      if (!result.ok) throw new Error(result.message);
+      seen.push(...result.items.map((i) => i.id));
+      if (result.nextCursor === null) break;
+      cursor = result.nextCursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => mine.has(id))).toEqual([due1h.items[0]!.id, due2h.items[0]!.id, none.items[0]!.id]);
+    const closedFirst = await person();
+    await submit(closedFirst, none.items[0]!.id, "approve");
+    await submit(closedFirst, due1h.items[0]!.id, "approve");
+    const closed = await listHumanTasks(h.deps(), { namespaceId: h.namespaceId, actor: closedFirst.actor, view: "all", state: "closed" });
+    expect(closed.ok && closed.items.map((i) => i.id).slice(0, 2)).toEqual([due1h.items[0]!.id, none.items[0]!.id]);
+    expect(await listHumanTasks(h.deps(), { namespaceId: h.namespaceId, actor: op.actor, view: "all", cursor: "nope" })).toMatchObject({ ok: false, code: "invalid-input" });
+  });
+});
+
 describe("submitting", () => {
   it("a schema mismatch is refused with field errors and changes nothing; a valid one completes with the contract's output", async () => {
     const ann = await person();
