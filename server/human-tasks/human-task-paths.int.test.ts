@@ -147,6 +147,9 @@ describe("tRPC formTemplates", () => {
     expect(await as(viewer).formTemplates.get({ namespace, name, version: 1 })).toMatchObject({ version: 1, description: "v1", schema: form.schema, createdBy: `user:${editor.id}` });
     expect((await as(viewer).formTemplates.versions({ namespace, name })).map((v) => v.version)).toEqual([2, 1]);
     expect((await trpcError(as(viewer).formTemplates.get({ namespace, name: "nope" }))).code).toBe("NOT_FOUND");
+    // Two saves at once: both land, as consecutive versions.
+    const raced = await Promise.all([1, 2, 3].map(() => as(editor).formTemplates.save({ namespace, name, schema: form.schema, uiSchema: {} })));
+    expect(raced.map((r) => r.version).sort()).toEqual([3, 4, 5]);
   });
 });
 
