@@ -1,7 +1,8 @@
 "use client";
 
-import { Alert, Button, Modal, Skeleton } from "@heroui/react";
+import { Alert, Button, Modal, Skeleton, buttonVariants } from "@heroui/react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Route } from "next";
 import Link from "next/link";
 import { useEffect, useMemo, useState } from "react";
 import { isTerminalTaskStatus } from "@/engine";
@@ -208,7 +209,9 @@ function TaskTab({
   const [dialog, setDialog] = useState<"rerun" | "skip" | "complete" | null>(null);
   const node = definition.nodes.find((n) => n.ref === task.ref);
   const child = children.find((c) => c.parentTaskId === task.id);
-  const canComplete = running && (node?.type === "WAIT" || node?.type === "HUMAN");
+  // A HUMAN task is completed in the inbox, under its rules (assignee, outcomes, form, self-approval); a WAIT here.
+  const canComplete = running && node?.type === "WAIT";
+  const inboxItem = running ? (detail.data?.humanTaskId ?? null) : null;
 
   return (
     <div className="flex flex-col gap-4 text-sm" data-testid="task-panel">
@@ -239,7 +242,7 @@ function TaskTab({
           </>
         ) : null}
       </dl>
-      {runStatus !== "RUNNING" || canComplete || running ? (
+      {runStatus !== "RUNNING" || canComplete || running || inboxItem !== null ? (
         <div className="flex flex-wrap gap-2">
           {runStatus !== "RUNNING" && runStatus !== "PAUSED" ? (
             <Button size="sm" variant="secondary" onPress={() => setDialog("rerun")}>
@@ -255,6 +258,11 @@ function TaskTab({
             <Button size="sm" onPress={() => setDialog("complete")}>
               Complete by hand
             </Button>
+          ) : null}
+          {inboxItem !== null ? (
+            <Link className={buttonVariants({ size: "sm" })} href={`/inbox?task=${encodeURIComponent(inboxItem)}` as Route}>
+              Open in inbox
+            </Link>
           ) : null}
         </div>
       ) : null}

@@ -99,6 +99,8 @@ describe("tRPC humanTasks", () => {
   it("the self-approval refusal is FORBIDDEN on the inbox and on the operator's completeTask", async () => {
     const starter = await member("operator");
     const { runId, item } = await open([node("HUMAN", "approve", { allowSelfApproval: false })], starter);
+    // The run page links the attempt to its inbox item.
+    expect((await as(starter).executions.task({ namespace, id: runId, taskId: item.taskId })).humanTaskId).toBe(item.id);
     expect((await trpcError(as(starter).humanTasks.submit({ namespace, id: item.id, outcome: "approve", data: {} }))).code).toBe("FORBIDDEN");
     const operator = await trpcError(as(starter).executions.completeTask({ namespace, id: runId, taskId: item.taskId, output: { outcome: "approve" } }));
     expect(operator.code).toBe("FORBIDDEN");

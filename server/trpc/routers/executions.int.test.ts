@@ -141,6 +141,7 @@ describe("executions.get, task, payload, history", () => {
     const task = await as(viewer).executions.task({ namespace: "ops", id: id!, taskId });
     expect(task.task).toMatchObject({ ref: "work", output: { ok: true }, outputTruncated: false, inputTruncated: false });
     expect(task.attempts).toHaveLength(1);
+    expect(task.humanTaskId).toBeNull();
     expect(await as(viewer).executions.logs({ namespace: "ops", id: id!, taskId })).toEqual({ lines: [], next: 0 });
 
     await expect(as(outsider).executions.get({ namespace: "other", id: id! })).rejects.toSatisfy(code("NOT_FOUND"));

@@ -13,6 +13,7 @@ import {
   listTaskAttempts,
   listTaskSummaries,
 } from "../../store/execution-views";
+import { getHumanTaskByTaskId } from "../../store/human-tasks";
 import { getTaskInNamespace } from "../../store/task-executions";
 import { listTaskLogs } from "../../store/task-logs";
 import { getWorkflowDefinition } from "../../store/workflow-definitions";
@@ -260,6 +261,8 @@ export const executionsRouter = router({
           outputTruncated: z.boolean(),
         }),
         attempts: z.array(taskSummaryOutput),
+        /** A HUMAN attempt's inbox item, where it is claimed and submitted under the human-task rules. */
+        humanTaskId: z.string().nullable(),
       }),
     )
     .query(async ({ ctx, input }) => {
@@ -278,6 +281,7 @@ export const executionsRouter = router({
           outputTruncated: taskOutput.truncated,
         },
         attempts: attempts.map(toTaskSummary),
+        humanTaskId: task.taskType === "HUMAN" ? ((await getHumanTaskByTaskId(ctx.db, ctx.namespaceId, task.id))?.id ?? null) : null,
       };
     }),
 
