@@ -48,6 +48,18 @@ export function machineText(): string {
   return `${cpus.length} cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`;
 }
 
+/** A bad command line: the benchmark prints the message and its usage, and exits 2. */
+export class UsageProblem extends Error {
+  override name = "UsageProblem";
+}
+
+/** `--name`'s text as an integer from `min` to `max`, or a UsageProblem saying so. */
+export function integerOption(name: string, text: string | undefined, min: number, max: number): number {
+  const value = Number(text);
+  if (!(Number.isInteger(value) && value >= min && value <= max)) throw new UsageProblem(`--${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  return value;
+}
+
 export class Interrupted extends Error {
   override name = "Interrupted";
 }

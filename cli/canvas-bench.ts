@@ -38,7 +38,7 @@ import { parseArgs } from "node:util";
 import type { Page } from "@playwright/test";
 import type { WorkflowDefinition } from "@/engine";
 import { registerWorkflowDefinition } from "../server/register-workflow-definition";
-import { buildIfNeeded, launchChromium, loadText, machineText, percentile, runBench, signIn, sleep, startLocalStack } from "./browser-bench-stack";
+import { UsageProblem, buildIfNeeded, integerOption, launchChromium, loadText, machineText, percentile, runBench, signIn, sleep, startLocalStack } from "./browser-bench-stack";
 import { generateCanvasWorkflow } from "./canvas-bench-workflow";
 
 interface BenchOptions {
@@ -94,11 +94,6 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const int = (name: string, text: string | undefined, min: number, max: number): number => {
-    const value = Number(text);
-    if (!(Number.isInteger(value) && value >= min && value <= max)) throw new UsageProblem(`--${name} must be an integer from ${min} to ${max}, got "${text}"`);
-    return value;
-  };
   const url = values.url?.trim() || undefined;
   if (url !== undefined && !/^https?:\/\//.test(url)) throw new UsageProblem(`--url must be an http(s) URL, got "${url}"`);
   const email = (values.email ?? env.NODE_FLOW_OWNER_EMAIL)?.trim() || undefined;
@@ -107,8 +102,8 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     throw new UsageProblem("--url needs credentials: --email (or NODE_FLOW_OWNER_EMAIL) and --password (or NODE_FLOW_OWNER_PASSWORD).");
   }
   return {
-    nodes: int("nodes", values.nodes, 1, 20_000),
-    seed: int("seed", values.seed, 0, 2 ** 31 - 1),
+    nodes: integerOption("nodes", values.nodes, 1, 20_000),
+    seed: integerOption("seed", values.seed, 0, 2 ** 31 - 1),
     url: url?.replace(/\/+$/, ""),
     email,
     password,
@@ -118,10 +113,6 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     headed: values.headed ?? false,
     profile: values.profile,
   };
-}
-
-class UsageProblem extends Error {
-  override name = "UsageProblem";
 }
 
 const say = (line: string): void => void process.stderr.write(`[bench:canvas] ${line}\n`);

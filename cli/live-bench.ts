@@ -37,7 +37,7 @@ import type { Db } from "../db/pool";
 import { registerWorkflowDefinition } from "../server/register-workflow-definition";
 import { findNamespaceByName } from "../server/store/namespaces";
 import { completeExternalTask } from "../server/workflow-actions";
-import { buildIfNeeded, launchChromium, loadText, machineText, percentile, runBench, signIn, sleep, startLocalStack } from "./browser-bench-stack";
+import { buildIfNeeded, integerOption, launchChromium, loadText, machineText, percentile, runBench, signIn, sleep, startLocalStack } from "./browser-bench-stack";
 
 const USAGE = [
   "npm run bench:live -- [--changes 200] [--per-run 50] [--json results.json] [--skip-build] [--headed]",
@@ -55,10 +55,6 @@ interface Options {
   json: string | undefined;
   skipBuild: boolean;
   headed: boolean;
-}
-
-class UsageProblem extends Error {
-  override name = "UsageProblem";
 }
 
 function parseOptions(argv: string[]): Options {
@@ -79,15 +75,10 @@ function parseOptions(argv: string[]): Options {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const int = (name: string, text: string | undefined, min: number, max: number): number => {
-    const value = Number(text);
-    if (!(Number.isInteger(value) && value >= min && value <= max)) throw new UsageProblem(`--${name} must be an integer from ${min} to ${max}, got "${text}"`);
-    return value;
-  };
   return {
-    changes: int("changes", values.changes, 1, 100_000),
+    changes: integerOption("changes", values.changes, 1, 100_000),
     // Past 150 nodes the editor opens on the start nodes and draws only what is on screen.
-    perRun: int("per-run", values["per-run"], 1, 140),
+    perRun: integerOption("per-run", values["per-run"], 1, 140),
     json: values.json,
     skipBuild: values["skip-build"] ?? false,
     headed: values.headed ?? false,

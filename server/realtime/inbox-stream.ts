@@ -1,10 +1,7 @@
-import { authenticateRequest } from "../auth/authenticate";
-import { authorizeNamespace } from "../auth/authorize";
 import type { Notifier } from "../notifier";
 import { INBOX_CHANNEL } from "../notifier";
-import type { WebContext } from "../web-context";
 import { HEARTBEAT_MS } from "./execution-stream";
-import { SSE_HEARTBEAT, Waker, sseMessage, sseResponse } from "./sse";
+import { SSE_HEARTBEAT, Waker, sseMessage } from "./sse";
 
 /**
  * The inbox's live updates: `inbox` messages `{ id, status }` whenever a
@@ -81,24 +78,4 @@ export async function* inboxStream(
   } finally {
     unsubscribe?.();
   }
-}
-
-function problem(status: number, message: string): Response {
-  return Response.json({ error: message }, { status, headers: { "cache-control": "no-store" } });
-}
-
-/** GET /api/inbox/stream?namespace=<name>: authenticated like tRPC, authorized for "read" in the namespace. */
-export async function serveInboxStream(context: Pick<WebContext, "db" | "notifier" | "logger">, request: Request): Promise<Response> {
-  const principal = await authenticateRequest(context.db, request);
-  if (!principal) return problem(401, "Sign in first.");
-  const name = new URL(request.url).searchParams.get("namespace")?.trim();
-  if (!name) return problem(400, "namespace: the query parameter is required");
-  const verdict = await authorizeNamespace(context.db, principal, name, "read");
-  if (!verdict.ok) return problem(verdict.status, verdict.message);
-  const notifier = context.notifier();
-  return sseResponse(
-    request,
-    (signal) => inboxStream(notifier, verdict.namespaceId, signal),
-    (error) => context.logger.error({ err: error, namespace: name }, "inbox stream failed"),
-  );
 }

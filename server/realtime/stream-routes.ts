@@ -4,6 +4,7 @@ import { findExecutionNamespaceId } from "../store/execution-views";
 import { findNamespaceById } from "../store/namespaces";
 import type { WebContext } from "../web-context";
 import { executionStream } from "./execution-stream";
+import { inboxStream } from "./inbox-stream";
 import { namespaceFeedFor, namespaceStream } from "./namespace-feed";
 import { sseResponse } from "./sse";
 
@@ -53,19 +54,38 @@ export async function serveExecutionStream(context: StreamContext, request: Requ
   );
 }
 
+/** A namespace-wide stream's ?namespace=: the caller must be signed in and may read it (401, 400, 404 otherwise). */
+async function namespaceAccess(context: StreamContext, request: Request): Promise<{ ok: true; name: string; namespaceId: string } | { ok: false; response: Response }> {
+  const principal = await authenticateRequest(context.db, request);
+  if (!principal) return { ok: false, response: problem(401, "Sign in first.") };
+  const name = new URL(request.url).searchParams.get("namespace")?.trim();
+  if (!name) return { ok: false, response: problem(400, "namespace: the query parameter is required") };
+  const verdict = await authorizeNamespace(context.db, principal, name, "read");
+  if (!verdict.ok) return { ok: false, response: problem(verdict.status, verdict.message) };
+  return { ok: true, name, namespaceId: verdict.namespaceId };
+}
+
 /** GET /api/executions/stream?namespace=<name> */
 export async function serveNamespaceStream(context: StreamContext, request: Request): Promise<Response> {
-  const principal = await authenticateRequest(context.db, request);
-  if (!principal) return problem(401, "Sign in first.");
-  const name = new URL(request.url).searchParams.get("namespace")?.trim();
-  if (!name) return problem(400, "namespace: the query parameter is required");
-  const verdict = await authorizeNamespace(context.db, principal, name, "read");
-  if (!verdict.ok) return problem(verdict.status, verdict.message);
+  const access = await namespaceAccess(context, request);
+  if (!access.ok) return access.response;
   const notifier = context.notifier();
   const feed = notifier === null ? null : namespaceFeedFor(context.db, notifier, context.logger);
   return sseResponse(
     request,
-    (signal) => namespaceStream(feed, verdict.namespaceId, signal),
-    (error) => context.logger.error({ err: error, namespace: name }, "executions list stream failed"),
+    (signal) => namespaceStream(feed, access.namespaceId, signal),
+    (error) => context.logger.error({ err: error, namespace: access.name }, "executions list stream failed"),
+  );
+}
+
+/** GET /api/inbox/stream?namespace=<name>: the namespace's human-task changes (inbox-stream.ts). */
+export async function serveInboxStream(context: StreamContext, request: Request): Promise<Response> {
+  const access = await namespaceAccess(context, request);
+  if (!access.ok) return access.response;
+  const notifier = context.notifier();
+  return sseResponse(
+    request,
+    (signal) => inboxStream(notifier, access.namespaceId, signal),
+    (error) => context.logger.error({ err: error, namespace: access.name }, "inbox stream failed"),
   );
 }

@@ -1,4 +1,4 @@
-import { serveInboxStream } from "@/server/realtime/inbox-stream";
+import { serveInboxStream } from "@/server/realtime/stream-routes";
 import { getWebContext } from "@/server/web-context";
 
 // Authenticated like tRPC (session cookie or Bearer key) inside serveInboxStream; ?namespace= is authorized for "read".
