@@ -1,13 +1,12 @@
 import { z } from "zod";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { ActorSchema, parseInput } from "../workflow-actions/action-support";
+import { ActorSchema, parseInput, UUID } from "../workflow-actions/action-support";
 import type { WorkflowActionDeps } from "../workflow-actions/action-support";
 import { OPEN_STATUSES, resolveHumanActor } from "./human-task-support";
 import type { HumanRefusal } from "./human-task-support";
 import { eligibleFor, inView } from "./list-human-tasks";
 
-const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 export const CountHumanTasksInputSchema = z.strictObject({ namespaceId: UUID, actor: ActorSchema });
 

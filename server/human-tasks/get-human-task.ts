@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
-import { ActorSchema, asObject, parseInput } from "../workflow-actions/action-support";
+import { ActionRefused, ActorSchema, asObject, parseInput, UUID } from "../workflow-actions/action-support";
 import type { WorkflowActionDeps } from "../workflow-actions/action-support";
 import { toHumanTaskItem } from "./human-task-items";
 import type { HumanTaskItem } from "./human-task-items";
@@ -20,10 +20,8 @@ import {
   userRefs,
 } from "./human-task-support";
 import type { HumanActor, HumanRefusal } from "./human-task-support";
-import { ActionRefused } from "../workflow-actions/action-support";
 import type { HumanTaskRow } from "../../db/schema";
 
-const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 export const GetHumanTaskInputSchema = z.strictObject({ namespaceId: UUID, id: z.string().min(1).max(100), actor: ActorSchema });
 

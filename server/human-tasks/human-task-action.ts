@@ -1,7 +1,7 @@
 import type { Transaction } from "kysely";
 import { z } from "zod";
 import type { Database, HumanTaskRow } from "../../db/schema";
-import { ActorSchema, openWorkflow, parseInput, runInTransaction } from "../workflow-actions/action-support";
+import { ActorSchema, openWorkflow, parseInput, runInTransaction, UUID } from "../workflow-actions/action-support";
 import type { WorkflowActionDeps } from "../workflow-actions/action-support";
 import { toHumanTaskItem } from "./human-task-items";
 import type { HumanTaskItem } from "./human-task-items";
@@ -15,7 +15,6 @@ import type { HumanActor, HumanRefusal } from "./human-task-support";
  * apply the verb, and answer with the item as it is after commit.
  */
 
-const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 export const HumanTaskActionBaseSchema = z.strictObject({
   namespaceId: UUID,

@@ -3,7 +3,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
 import { NAMESPACE_ROLES } from "../auth/principal";
-import { ActorSchema, parseInput } from "../workflow-actions/action-support";
+import { ActorSchema, parseInput, UUID } from "../workflow-actions/action-support";
 import type { WorkflowActionDeps } from "../workflow-actions/action-support";
 import { toHumanTaskItems } from "./human-task-items";
 import type { HumanTaskItem } from "./human-task-items";
@@ -26,7 +26,6 @@ import type { HumanActor, HumanRefusal } from "./human-task-support";
 export const HUMAN_TASK_VIEWS = ["mine", "groups", "unclaimed", "all"] as const;
 export type HumanTaskView = (typeof HUMAN_TASK_VIEWS)[number];
 
-const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 export const ListHumanTasksInputSchema = z.strictObject({
   namespaceId: UUID,

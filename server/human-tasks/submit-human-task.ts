@@ -3,7 +3,7 @@ import { z } from "zod";
 import { json } from "../../db/json";
 import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../../db/schema";
 import { getTaskRow } from "../store/operator-rewrites";
-import { ActorSchema, openWorkflow, parseInput, runInTransaction } from "../workflow-actions/action-support";
+import { ActorSchema, openWorkflow, parseInput, runInTransaction, UUID } from "../workflow-actions/action-support";
 import type { Actor, WorkflowActionDeps } from "../workflow-actions/action-support";
 import { endExternalTask } from "../workflow-actions/end-external-task";
 import { approvingOutcome, toHumanTaskItem } from "./human-task-items";
@@ -26,7 +26,6 @@ import {
 import type { HumanActor, HumanRefusal } from "./human-task-support";
 import { validateFormData } from "./validate-form-data";
 
-const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 export const SubmitHumanTaskInputSchema = z.strictObject({
   namespaceId: UUID,

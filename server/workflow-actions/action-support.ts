@@ -36,7 +36,8 @@ export const ActorSchema = z.strictObject({
 });
 export type Actor = z.infer<typeof ActorSchema>;
 
-const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
+/** A UUID in any case, as ids arrive from URLs and clients. */
+export const UUID = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 /** The fields every action's input has. */
 export const WorkflowActionBaseSchema = z.strictObject({
