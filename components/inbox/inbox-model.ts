@@ -1,0 +1,85 @@
+import type { FieldError } from "../forms/field-errors";
+import { formatRelativeTime } from "../format";
+
+/** The inbox's tabs; each is a `humanTasks.inbox` query (Closed: every view, state closed). */
+export const INBOX_TABS = [
+  { id: "mine", label: "My tasks", view: "mine", state: "open" },
+  { id: "groups", label: "My groups", view: "groups", state: "open" },
+  { id: "unclaimed", label: "Unclaimed", view: "unclaimed", state: "open" },
+  { id: "closed", label: "Closed", view: "all", state: "closed" },
+] as const;
+export type InboxTabId = (typeof INBOX_TABS)[number]["id"];
+
+export function isInboxTab(value: unknown): value is InboxTabId {
+  return INBOX_TABS.some((t) => t.id === value);
+}
+
+export type HumanTaskStatus = "PENDING" | "CLAIMED" | "COMPLETED" | "CANCELED" | "EXPIRED";
+
+const STATUS_LABEL: Readonly<Record<HumanTaskStatus, string>> = { PENDING: "Open", CLAIMED: "Claimed", COMPLETED: "Completed", CANCELED: "Cancelled", EXPIRED: "Expired" };
+
+export function statusLabel(status: HumanTaskStatus): string {
+  return STATUS_LABEL[status];
+}
+
+/** "Due in 2 hours", "Overdue: due 3 days ago", or null without a deadline. */
+export function dueText(dueAt: string | null, overdue: boolean, now: Date): string | null {
+  if (!dueAt) return null;
+  const when = formatRelativeTime(new Date(dueAt), now);
+  return overdue ? `Overdue: due ${when}` : `Due ${when}`;
+}
+
+/** The badge's number: open tasks directed at the user (theirs and their groups') plus the unclaimed ones they may take. */
+export function badgeCount(counts: { mine: number; groups: number; unclaimed: number } | undefined): number {
+  if (!counts) return 0;
+  return counts.mine + counts.groups + counts.unclaimed;
+}
+
+/** What a refused claim, release or submission tells the person, and the field errors to draw on the form. */
+export interface ActionFailure {
+  title: string;
+  message: string;
+  fieldErrors: FieldError[];
+}
+
+function isFieldError(value: unknown): value is FieldError {
+  return typeof value === "object" && value !== null && typeof (value as FieldError).path === "string" && typeof (value as FieldError).message === "string";
+}
+
+/** A tRPC client error (`{ message, data: { code, fieldErrors? } }`) in the inbox's words. */
+export function describeFailure(error: unknown, action: "claim" | "release" | "submit"): ActionFailure {
+  const e = error as { message?: unknown; data?: { code?: unknown; fieldErrors?: unknown } | null } | null;
+  const code = typeof e?.data?.code === "string" ? e.data.code : undefined;
+  const message = typeof e?.message === "string" && e.message ? e.message : "Something went wrong. Try again.";
+  const fieldErrors = Array.isArray(e?.data?.fieldErrors) ? e.data.fieldErrors.filter(isFieldError) : [];
+  switch (code) {
+    case "BAD_REQUEST":
+      return { title: fieldErrors.length > 0 ? "Some fields need attention" : "The server refused the form", message, fieldErrors };
+    case "FORBIDDEN":
+      return { title: action === "submit" ? "You cannot complete this task" : action === "claim" ? "You cannot claim this task" : "You cannot release this task", message, fieldErrors: [] };
+    case "CONFLICT":
+      return { title: action === "claim" ? "Someone else has this task" : "This task has moved on", message, fieldErrors: [] };
+    case "NOT_FOUND":
+      return { title: "This task is gone", message, fieldErrors: [] };
+    default:
+      return { title: action === "submit" ? "Not submitted" : action === "claim" ? "Not claimed" : "Not released", message, fieldErrors: [] };
+  }
+}
+
+/** Leading-edge-free debounce for bursts of stream events: one refetch per quiet `ms`. */
+export function debounce(fn: () => void, ms: number): { call: () => void; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  return {
+    call() {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        timer = null;
+        fn();
+      }, ms);
+    },
+    cancel() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
