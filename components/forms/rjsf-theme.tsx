@@ -268,7 +268,8 @@ function CheckboxWidget({ id, value, disabled, readonly, onChange, label, requir
 }
 
 function TextWidget(props: WidgetProps) {
-  return <BaseInputTemplate {...props} type={typeof props.type === "string" ? props.type : "text"} />;
+  // No type of its own: getInputProps derives it from the schema (number for numbers, with min, max and step).
+  return <BaseInputTemplate {...props} type={typeof props.type === "string" ? props.type : undefined} />;
 }
 
 function EmailWidget(props: WidgetProps) {
