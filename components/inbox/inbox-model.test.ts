@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { badgeCount, debounce, describeFailure, dueText, isInboxTab } from "./inbox-model";
+import { debounce, describeFailure, dueText, inboxBadge, isInboxTab } from "./inbox-model";
 
 describe("dueText", () => {
   const now = new Date("2026-01-10T12:00:00Z");
@@ -30,9 +30,13 @@ describe("describeFailure", () => {
 
 describe("helpers", () => {
   afterEach(() => vi.useRealTimers());
-  it("badgeCount and isInboxTab", () => {
-    expect(badgeCount(undefined)).toBe(0);
-    expect(badgeCount({ mine: 1, groups: 2, unclaimed: 3 })).toBe(6);
+  it("inboxBadge counts what is directed at me, else the unclaimed, never both", () => {
+    expect(inboxBadge(undefined)).toBeNull();
+    expect(inboxBadge({ mine: 0, groups: 0, unclaimed: 0 })).toBeNull();
+    expect(inboxBadge({ mine: 1, groups: 2, unclaimed: 3 })).toEqual({ count: 3, kind: "yours" });
+    expect(inboxBadge({ mine: 0, groups: 0, unclaimed: 4 })).toEqual({ count: 4, kind: "unclaimed" });
+  });
+  it("isInboxTab", () => {
     expect(isInboxTab("closed")).toBe(true);
     expect(isInboxTab("other")).toBe(false);
   });

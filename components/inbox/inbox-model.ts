@@ -29,10 +29,18 @@ export function dueText(dueAt: string | null, overdue: boolean, now: Date): stri
   return overdue ? `Overdue: due ${when}` : `Due ${when}`;
 }
 
-/** The badge's number: open tasks directed at the user (theirs and their groups') plus the unclaimed ones they may take. */
-export function badgeCount(counts: { mine: number; groups: number; unclaimed: number } | undefined): number {
-  if (!counts) return 0;
-  return counts.mine + counts.groups + counts.unclaimed;
+/**
+ * The navigation badge. The views overlap (a pending task assigned to me is
+ * both "mine" and "unclaimed"; see server/human-tasks/list-human-tasks.ts), so
+ * their sum would count it twice: the badge shows the tasks directed at me
+ * (mine + my groups' and roles'), and only when there are none, the unclaimed
+ * ones anybody here may take, in a quieter style.
+ */
+export function inboxBadge(counts: { mine: number; groups: number; unclaimed: number } | undefined): { count: number; kind: "yours" | "unclaimed" } | null {
+  if (!counts) return null;
+  if (counts.mine + counts.groups > 0) return { count: counts.mine + counts.groups, kind: "yours" };
+  if (counts.unclaimed > 0) return { count: counts.unclaimed, kind: "unclaimed" };
+  return null;
 }
 
 /** What a refused claim, release or submission tells the person, and the field errors to draw on the form. */
