@@ -283,42 +283,44 @@ function FormSection({ node, readOnly, onChange, completions, namespace }: Human
           <ol aria-label="Form fields" className="flex flex-col gap-2">
             {fields.map((field, i) => (
               <li key={i}>
-                <FieldCard
-                  completions={completions}
-                  count={fields.length}
-                  defaultValue={input?.[field.key]}
-                  field={field}
-                  index={i}
-                  open={open === i}
-                  problems={problems.get(i) ?? []}
-                  readOnly={readOnly}
-                  ref_={node.ref}
-                  onDefault={(v) => onChange(withField(node, "input", v === undefined ? moveInputKey(input, field.key, undefined) : { ...input, [field.key]: v }), `input.${field.key}`)}
-                  onMove={(to) => {
-                    setFields(move(fields, i, to), step("form.move"));
-                    setOpen(to);
-                  }}
-                  onOpenChange={(o) => setOpen(o ? i : null)}
-                  onPatch={(patch, key) => update(i, patch, `form.${i}.${key}`)}
-                  onRemove={() => {
-                    setFields(
-                      fields.filter((_, j) => j !== i),
-                      step("form.remove"),
-                      { input: moveInputKey(input, field.key, undefined) },
-                    );
-                    setOpen(null);
-                  }}
-                  onRenameKey={(to) => {
-                    if (fields.some((f, j) => j !== i && f.key === to)) return `Another field already has the key "${to}".`;
-                    setFields(
-                      fields.map((f, j) => (j === i ? { ...f, key: to } : f)),
-                      step("form.key"),
-                      { input: moveInputKey(input, field.key, to) },
-                    );
-                    return null;
-                  }}
-                  onType={(type) => update(i, changeFieldType(field, type), step("form.type"))}
-                />
+                <div aria-label={`Field ${i + 1}`} role="group">
+                  <FieldCard
+                    completions={completions}
+                    count={fields.length}
+                    defaultValue={input?.[field.key]}
+                    field={field}
+                    index={i}
+                    open={open === i}
+                    problems={problems.get(i) ?? []}
+                    readOnly={readOnly}
+                    ref_={node.ref}
+                    onDefault={(v) => onChange(withField(node, "input", v === undefined ? moveInputKey(input, field.key, undefined) : { ...input, [field.key]: v }), `input.${field.key}`)}
+                    onMove={(to) => {
+                      setFields(move(fields, i, to), step("form.move"));
+                      setOpen(to);
+                    }}
+                    onOpenChange={(o) => setOpen(o ? i : null)}
+                    onPatch={(patch, key) => update(i, patch, `form.${i}.${key}`)}
+                    onRemove={() => {
+                      setFields(
+                        fields.filter((_, j) => j !== i),
+                        step("form.remove"),
+                        { input: moveInputKey(input, field.key, undefined) },
+                      );
+                      setOpen(null);
+                    }}
+                    onRenameKey={(to) => {
+                      if (fields.some((f, j) => j !== i && f.key === to)) return `Another field already has the key "${to}".`;
+                      setFields(
+                        fields.map((f, j) => (j === i ? { ...f, key: to } : f)),
+                        step("form.key"),
+                        { input: moveInputKey(input, field.key, to) },
+                      );
+                      return null;
+                    }}
+                    onType={(type) => update(i, changeFieldType(field, type), step("form.type"))}
+                  />
+                </div>
               </li>
             ))}
           </ol>
@@ -386,7 +388,7 @@ function FieldCard({
   const defaultText = defaultValue === undefined ? "" : typeof defaultValue === "string" ? defaultValue : JSON.stringify(defaultValue);
   const title = field.label || field.key;
   return (
-    <Disclosure aria-label={`Field ${n}`} className="rounded-xl border border-separator" data-field-key={field.key} data-invalid={problems.length > 0 || undefined} isExpanded={open} onExpandedChange={onOpenChange}>
+    <Disclosure className="rounded-xl border border-separator" data-field-key={field.key} data-invalid={problems.length > 0 || undefined} isExpanded={open} onExpandedChange={onOpenChange}>
       <div className="flex items-center gap-1 pr-1">
         <Disclosure.Heading className="min-w-0 flex-1">
           <Disclosure.Trigger aria-label={`Field ${n}: ${title}`} className="flex w-full min-w-0 items-center gap-2 px-3 py-2 text-left text-sm">

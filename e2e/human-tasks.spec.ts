@@ -1,0 +1,233 @@
+import { expect, test } from "@playwright/test";
+import type { Browser, Locator, Page } from "@playwright/test";
+import type { Db } from "../db/pool";
+import type { WorkflowDefinition } from "../engine";
+import { SIGNED_OUT, openE2eDb, signInThroughUi, uniqueSuffix } from "./identity";
+
+/**
+ * Issue 9 end to end, the way people do it: an editor designs a HUMAN form in
+ * the inspector (drag from the palette, two fields, one a required number with
+ * a maximum, outcomes Approve/Reject, assigned to a colleague), saves and runs
+ * it; the colleague signs in, finds the task in the inbox (the badge counts
+ * it), submits once with a value over the maximum — refused on the field, and
+ * nothing changes — then correctly; the run goes on, live on its diagram. The
+ * database is asserted after each step that matters. Then the inbox on a
+ * 390 px phone: list, then detail, no sideways scroll.
+ */
+
+test.describe.configure({ mode: "serial" });
+
+let db: Db;
+test.beforeAll(() => {
+  db = openE2eDb();
+});
+test.afterAll(async () => {
+  await db.destroy();
+});
+
+const suffix = uniqueSuffix();
+const reviewer = { email: `rita.${suffix}@e2e.example`, displayName: `Rita ${suffix}`, password: "ledger quartz harbor 1911" };
+const workflow = `e2e-approval-${suffix}`;
+const TITLE = `Approve expense ${suffix}`;
+let runId = "";
+
+const node = (page: Page, ref: string): Locator => page.locator(`.react-flow__node[data-id="${ref}"]`);
+const runState = (page: Page, ref: string): Locator => node(page, ref).locator("[data-run-status]");
+const pane = (page: Page): Locator => page.locator(".react-flow__pane");
+
+async function dragFromPalette(page: Page, label: string, at: { x: number; y: number }) {
+  await page.getByRole("button", { name: `Add ${label}` }).dragTo(pane(page), { targetPosition: at });
+}
+
+async function connect(page: Page, from: string, to: string) {
+  const a = (await node(page, from).locator(".react-flow__handle.source").boundingBox())!;
+  const b = (await node(page, to).locator(".react-flow__handle.target").boundingBox())!;
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
+  await page.mouse.up();
+}
+
+async function choose(page: Page, trigger: Locator, option: string) {
+  await trigger.click();
+  await page.getByRole("option", { name: option, exact: true }).click();
+}
+
+async function signedOutPage(browser: Browser, baseURL: string | undefined): Promise<Page> {
+  const context = await browser.newContext({ baseURL, storageState: SIGNED_OUT });
+  return context.newPage();
+}
+
+test("the owner adds the reviewer and makes them an operator of the default namespace", async ({ page }) => {
+  await page.goto("/settings/users");
+  await page.getByRole("button", { name: "Add user" }).click();
+  const addUser = page.getByRole("dialog", { name: "Add a user" });
+  await addUser.getByRole("textbox", { name: "Email" }).fill(reviewer.email);
+  await addUser.getByRole("textbox", { name: "Display name" }).fill(reviewer.displayName);
+  await addUser.getByLabel("Initial password", { exact: true }).fill(reviewer.password);
+  await addUser.getByRole("button", { name: "Add user" }).click();
+  await expect(addUser).toBeHidden();
+
+  await page.goto("/settings/namespaces/default");
+  const addMember = page.getByRole("form", { name: "Add a member" });
+  await addMember.getByRole("textbox", { name: "Email" }).fill(reviewer.email);
+  await addMember.getByRole("button", { name: "Role" }).click();
+  await page.getByRole("option", { name: /^Operator/ }).click();
+  await addMember.getByRole("button", { name: "Add member" }).click();
+  await expect(page.getByRole("grid", { name: "Members of default" }).getByRole("row").filter({ hasText: reviewer.email })).toHaveCount(1);
+});
+
+test("a HUMAN form designed in the inspector is saved as JSON Schema and runs into the reviewer's inbox", async ({ page }) => {
+  test.slow();
+  await page.goto("/workflows/new");
+  await expect(page.getByTestId("workflow-editor")).toBeVisible();
+  const inspector = page.getByRole("complementary", { name: "Inspector" });
+  const nameField = inspector.getByRole("textbox", { name: /^Name/ });
+  await nameField.fill(workflow);
+  await nameField.blur();
+
+  await dragFromPalette(page, "Human task", { x: 300, y: 100 });
+  await expect(node(page, "human")).toBeVisible();
+  await dragFromPalette(page, "No-op", { x: 300, y: 360 });
+  await expect(node(page, "noop")).toBeVisible();
+  await connect(page, "human", "noop");
+  await expect(page.locator(".react-flow__edge")).toHaveCount(1);
+
+  await node(page, "human").click();
+  await inspector.getByRole("region", { name: "General" }).getByRole("textbox", { name: "Label" }).fill(TITLE);
+
+  // Outcomes: the two default buttons renamed.
+  for (const [i, outcome] of ["Approve", "Reject"].entries()) {
+    const item = inspector.getByRole("textbox", { name: `Outcomes ${i + 1}` });
+    await item.fill(outcome);
+    await item.press("Enter");
+  }
+
+  // For one person, by email.
+  await choose(page, inspector.getByRole("button", { name: /Assignee kind/ }), "User");
+  await inspector.getByRole("textbox", { name: "Assignee email" }).fill(reviewer.email);
+
+  // Field 1: a required number of at most 100.
+  await inspector.getByRole("button", { name: "Add field" }).click();
+  const amount = inspector.getByRole("group", { name: "Field 1" });
+  await choose(page, amount.getByRole("button", { name: /Type$/ }), "Number");
+  await amount.getByRole("textbox", { name: "Label" }).fill("Amount");
+  await amount.getByRole("textbox", { name: "Key" }).fill("amount");
+  await amount.getByRole("textbox", { name: "Key" }).press("Enter");
+  await amount.getByText("Required", { exact: true }).click();
+  await amount.getByLabel("Maximum").fill("100");
+  await amount.getByLabel("Maximum").blur();
+
+  // Field 2: a comment.
+  await inspector.getByRole("button", { name: "Add field" }).click();
+  const comment = inspector.getByRole("group", { name: "Field 2" });
+  await comment.getByRole("textbox", { name: "Label" }).fill("Comment");
+  await comment.getByRole("textbox", { name: "Key" }).fill("comment");
+  await comment.getByRole("textbox", { name: "Key" }).press("Enter");
+
+  // The live preview draws the form and checks it against the schema as the inbox will.
+  const preview = inspector.getByRole("region", { name: "Form preview" });
+  await expect(preview.getByLabel("Amount")).toBeVisible();
+  await preview.getByLabel("Amount").fill("500");
+  await preview.getByRole("button", { name: "Approve" }).click();
+  await expect(preview.locator('[data-field="amount"]')).toContainText("must be <= 100");
+
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  const saveDialog = page.getByRole("dialog", { name: "Save a new version" });
+  await saveDialog.getByRole("button", { name: "Save version" }).click();
+  await expect(saveDialog).toBeHidden();
+
+  const stored = await db.selectFrom("WorkflowDefinitions").select("graph").where("name", "=", workflow).executeTakeFirstOrThrow();
+  const human = (stored.graph as WorkflowDefinition).nodes.find((n) => n.ref === "human") as Record<string, unknown>;
+  expect(human.outcomes).toEqual(["Approve", "Reject"]);
+  expect(human.assignee).toBe(`user:${reviewer.email}`);
+  expect(human.form).toEqual({
+    schema: {
+      type: "object",
+      properties: { amount: { type: "number", title: "Amount", maximum: 100 }, comment: { type: "string", title: "Comment" } },
+      required: ["amount"],
+    },
+    uiSchema: { "ui:order": ["amount", "comment"] },
+  });
+
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  const runDialog = page.getByRole("dialog", { name: "Run workflow" });
+  await runDialog.getByRole("button", { name: "Start run" }).click();
+  await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
+  runId = new URL(page.url()).pathname.split("/").at(-1)!;
+  await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS", { timeout: 15_000 });
+
+  await expect
+    .poll(async () => (await db.selectFrom("HumanTasks").select("status").where("workflowId", "=", runId).executeTakeFirst())?.status, { timeout: 15_000 })
+    .toBe("PENDING");
+});
+
+test("the reviewer is refused on the field, then completes the task, and the run goes on live", async ({ page, browser, baseURL }) => {
+  test.slow();
+  expect(runId).not.toBe("");
+  // The owner watches the run's diagram while the reviewer works.
+  await page.goto(`/executions/${runId}`);
+  await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS");
+
+  const them = await signedOutPage(browser, baseURL);
+  try {
+    await signInThroughUi(them, reviewer);
+    await expect(them.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Inbox/ }).getByTestId("inbox-count")).toContainText("1");
+
+    await them.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Inbox/ }).click();
+    await expect(them.getByRole("tab", { name: /My tasks/ })).toHaveAttribute("aria-selected", "true");
+    await them.getByRole("link", { name: new RegExp(TITLE) }).click();
+    const task = them.getByRole("article", { name: TITLE });
+    await expect(task.getByRole("link", { name: new RegExp(workflow) })).toHaveAttribute("href", `/executions/${runId}`);
+
+    // Over the maximum: the error is on the field, and the server saw nothing.
+    await task.getByLabel("Amount").fill("500");
+    await task.getByLabel("Comment").fill("Receipts attached");
+    await task.getByRole("button", { name: "Approve" }).click();
+    await expect(task.locator('[data-field="amount"]')).toHaveAttribute("data-invalid", "true");
+    await expect(task.locator('[data-field="amount"]')).toContainText("must be <= 100");
+    const before = await db.selectFrom("HumanTasks").select(["status", "response"]).where("workflowId", "=", runId).executeTakeFirstOrThrow();
+    expect(before.status).toBe("PENDING");
+    expect(before.response).toBeNull();
+
+    await task.getByLabel("Amount").fill("50");
+    await expect(task.locator('[data-field="amount"]')).not.toContainText("must be <= 100");
+    await task.getByRole("button", { name: "Approve" }).click();
+    await expect(task.getByRole("status")).toContainText("Completed");
+
+    // The owner's diagram moved on by itself.
+    await expect(runState(page, "human")).toHaveAttribute("data-run-status", "COMPLETED", { timeout: 15_000 });
+    await expect(runState(page, "noop")).toHaveAttribute("data-run-status", "COMPLETED", { timeout: 15_000 });
+    await expect(page.getByTestId("run-status-chip")).toContainText("Completed");
+
+    const user = await db.selectFrom("Users").select("id").where("email", "=", reviewer.email).executeTakeFirstOrThrow();
+    const row = await db.selectFrom("HumanTasks").selectAll().where("workflowId", "=", runId).executeTakeFirstOrThrow();
+    expect(row.status).toBe("COMPLETED");
+    expect(row.completedByUserId).toBe(user.id);
+    const output = await db.selectFrom("TaskExecutions").select(["status", "output"]).where("workflowId", "=", runId).where("refName", "=", "human").executeTakeFirstOrThrow();
+    expect(output.status).toBe("COMPLETED");
+    expect(output.output).toMatchObject({ amount: 50, comment: "Receipts attached", outcome: "Approve", completedBy: { userId: user.id, email: reviewer.email } });
+
+    // Nothing left for them: the badge goes away, live.
+    await expect(them.getByTestId("inbox-count")).toHaveCount(0);
+
+    // On a phone: the list, then the task, never wider than the screen.
+    await them.setViewportSize({ width: 390, height: 844 });
+    await them.goto("/inbox?tab=closed");
+    const noSidewaysScroll = () => them.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    const closed = them.getByRole("link", { name: new RegExp(TITLE) });
+    await expect(closed).toBeVisible();
+    expect(await noSidewaysScroll()).toBe(true);
+    await closed.click();
+    const done = them.getByRole("article", { name: TITLE });
+    await expect(done).toBeVisible();
+    await expect(them.getByRole("link", { name: new RegExp(TITLE) })).toBeHidden();
+    await expect(done.getByLabel("Amount")).toHaveValue("50");
+    await expect(done.getByLabel("Amount")).toBeDisabled();
+    expect(await noSidewaysScroll()).toBe(true);
+    await them.getByRole("link", { name: "Back to the list" }).click();
+    await expect(them.getByRole("link", { name: new RegExp(TITLE) })).toBeVisible();
+  } finally {
+    await them.context().close();
+  }
+});
