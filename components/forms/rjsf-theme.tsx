@@ -38,13 +38,13 @@ function invalid(rawErrors: readonly string[] | undefined): boolean {
 }
 
 function FieldTemplate(props: FieldTemplateProps) {
-  const { id, label, children, errors, help, description, hidden, required, displayLabel, rawErrors, schema, uiSchema } = props;
+  const { id, label, children, errors, help, description, hidden, required, displayLabel, rawErrors, schema, uiSchema, fieldPathId } = props;
   if (hidden) return <div className="hidden">{children}</div>;
   // The root object draws its children only: the task's title is the page's heading.
-  if (id === "root" && schema.type === "object") return children;
+  if (fieldPathId.path.length === 0 && schema.type === "object") return children;
   const isBoolean = schema.type === "boolean" && uiSchema?.["ui:widget"] === undefined;
   return (
-    <div className="flex min-w-0 flex-col gap-1.5" data-field={id.replace(/^root_/, "")} data-invalid={invalid(rawErrors) || undefined}>
+    <div className="flex min-w-0 flex-col gap-1.5" data-field={fieldPathId.path.join(".")} data-invalid={invalid(rawErrors) || undefined}>
       {displayLabel && !isBoolean ? (
         <Label htmlFor={id} id={labelId(id)} isInvalid={invalid(rawErrors)} isRequired={required}>
           {label}
@@ -59,7 +59,7 @@ function FieldTemplate(props: FieldTemplateProps) {
 }
 
 function ObjectFieldTemplate({ properties, title, description, fieldPathId }: ObjectFieldTemplateProps) {
-  const root = fieldPathId.$id === "root";
+  const root = fieldPathId.path.length === 0;
   return (
     <fieldset className={root ? "flex min-w-0 flex-col gap-4" : "flex min-w-0 flex-col gap-4 rounded-xl border border-separator p-3"} id={fieldPathId.$id}>
       {!root && title ? <legend className="px-1 text-sm font-medium text-foreground">{title}</legend> : null}

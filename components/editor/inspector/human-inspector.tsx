@@ -432,7 +432,7 @@ function FieldCard({
                   ))}
                 </ul>
               ) : null}
-              <Select aria-label="Field type" isDisabled={readOnly} value={field.type} onChange={(key: Key | null) => key !== null && onType(key as HumanFieldType)}>
+              <Select isDisabled={readOnly} value={field.type} onChange={(key: Key | null) => key !== null && onType(key as HumanFieldType)}>
                 <Label>Type</Label>
                 <Select.Trigger>
                   <Select.Value />
