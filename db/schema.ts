@@ -38,7 +38,8 @@ export type NullableTimestamp = ColumnType<Date | null, Date | string | null | u
 // Statuses belong to the engine; the columns store exactly its names.
 export type { TaskStatus, WorkflowStatus } from "../engine/statuses";
 
-export const TIMER_KINDS = [
+/** The kinds decide arms and reads back as fired timers (engine/decide/types.ts TimerKind). */
+export const ENGINE_TIMER_KINDS = [
   "scheduleToStart",
   "startToClose",
   "taskTimeout",
@@ -47,9 +48,13 @@ export const TIMER_KINDS = [
   "retry",
   "startDelay",
 ] as const;
+export type EngineTimerKind = (typeof ENGINE_TIMER_KINDS)[number];
+/** Every kind the Timers CHECK allows: the engine's plus a human task's deadline, fired into escalate-human-task, never into decide. */
+export const TIMER_KINDS = [...ENGINE_TIMER_KINDS, "humanEscalation"] as const;
 export type TimerKind = (typeof TIMER_KINDS)[number];
 
 export type IdempotencyStrategy = "FAIL" | "RETURN_EXISTING" | "FAIL_ON_RUNNING";
+export type HumanAssigneeKind = "user" | "group" | "role" | "anyone";
 export type HumanTaskStatus = "PENDING" | "CLAIMED" | "COMPLETED" | "CANCELED" | "EXPIRED";
 export type AuditActorType = "user" | "serviceAccount" | "apiKey" | "system";
 export type RetryLogic = "FIXED" | "EXPONENTIAL_BACKOFF" | "LINEAR_BACKOFF";
@@ -256,6 +261,29 @@ export interface HumanTasksTable {
   dueAt: NullableTimestamp;
   createdAt: TimestampDefaulted;
   updatedAt: TimestampDefaulted;
+  assigneeKind: Generated<HumanAssigneeKind>;
+  assigneeRole: MemberRole | null;
+  assigneeLabel: Generated<string>;
+  approvalsRequired: Generated<number>;
+  allowSelfApproval: Generated<boolean>;
+  starterUserId: string | null;
+  outcomes: JsonDefaulted;
+  outcome: string | null;
+  formSchema: NullableJson;
+  formUiSchema: NullableJson;
+  escalation: JsonDefaulted;
+  escalationLevel: Generated<number>;
+}
+
+/** One row per distinct person who submitted a human task; UNIQUE (humanTaskId, userId). */
+export interface HumanTaskSubmissionsTable {
+  id: Generated<string>;
+  humanTaskId: string;
+  namespaceId: string;
+  userId: string;
+  outcome: string | null;
+  data: JsonDefaulted;
+  at: TimestampDefaulted;
 }
 
 export interface TaskLogsTable {
@@ -467,6 +495,7 @@ export interface Database {
   Secrets: SecretsTable;
   FormTemplates: FormTemplatesTable;
   HumanTasks: HumanTasksTable;
+  HumanTaskSubmissions: HumanTaskSubmissionsTable;
   TaskLogs: TaskLogsTable;
   WorkflowExecutions: WorkflowExecutionsTable;
   IdempotencyKeys: IdempotencyKeysTable;
@@ -508,6 +537,7 @@ export type SecretRow = Selectable<SecretsTable>;
 export type FormTemplateRow = Selectable<FormTemplatesTable>;
 export type HumanTaskRow = Selectable<HumanTasksTable>;
 export type NewHumanTask = Insertable<HumanTasksTable>;
+export type HumanTaskSubmissionRow = Selectable<HumanTaskSubmissionsTable>;
 export type TaskLogRow = Selectable<TaskLogsTable>;
 
 export type WorkflowExecutionRow = Selectable<WorkflowExecutionsTable>;

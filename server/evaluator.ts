@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import { json } from "../db/json";
 import type { Database, TaskExecutionRow, TaskStatus, WorkflowExecutionRow } from "../db/schema";
-import { decide, refsToLoad, waitDurationSeconds } from "../engine";
+import { decide, refsToLoad } from "../engine";
 import type {
   Blueprint,
   Command,
@@ -20,7 +20,8 @@ import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "./payload-o
 import type { OffloadedPayload } from "./payload-offload";
 import { startNestedExecution } from "./start-execution";
 import type { StartExecutionResult } from "./start-execution";
-import { createHumanTask } from "./store/human-tasks";
+import { openHumanTask } from "./human-tasks/open-human-task";
+import { cancelOpenHumanTasks } from "./store/human-tasks";
 import { decodeTimerReason } from "./timer-poller";
 import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle";
 import { claimDecides, enqueueDecide, lockWorkflow } from "./store/decide-queues";
@@ -458,6 +459,8 @@ async function applyCommands(
           },
         );
         if (!row) miss(`${c.kind} ${describe(c.key)} from ${c.from}`);
+        // A HUMAN attempt the decider ended (its timeoutSeconds ran out) leaves no item open in anyone's inbox.
+        if (row?.taskType === "HUMAN") await cancelOpenHumanTasks(trx, workflowId, { taskId: c.taskId, now, status: c.status === "TIMED_OUT" ? "EXPIRED" : "CANCELED" });
         events.push({ type, refName: c.key.ref, taskId: c.taskId, status: c.status, data: c.reasonForIncompletion ? { reason: c.reasonForIncompletion } : {} });
         break;
       }
@@ -481,6 +484,7 @@ async function applyCommands(
           { status: "CANCELED", reasonForIncompletion: c.reason, endedAt: now, deciderSeenAt: now, updatedAt: now },
         );
         if (!row) miss(`cancelTask ${describe(c.key)} from ${c.from}`);
+        if (row?.taskType === "HUMAN") await cancelOpenHumanTasks(trx, workflowId, { taskId: c.taskId, now });
         events.push({ type: "TASK_CANCELED", refName: c.key.ref, taskId: c.taskId, status: "CANCELED", data: { reason: c.reason } });
         break;
       }
@@ -667,20 +671,6 @@ function startFailure(result: Extract<StartExecutionResult, { ok: false }>): str
     return `invalid input: ${result.problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "(input)"}: ${p.message}`).join("; ")}`;
   }
   return result.message;
-}
-
-/** The inbox item of a HUMAN task that has just started (ON CONFLICT on its task id: a re-run lands on the same row). */
-async function openHumanTask(trx: Transaction<Database>, task: TaskExecutionRow, input: Record<string, unknown>, now: Date): Promise<void> {
-  const dueSeconds = waitDurationSeconds(input.dueIn);
-  await createHumanTask(trx, {
-    namespaceId: task.namespaceId,
-    workflowId: task.workflowId,
-    taskId: task.id,
-    refName: task.refName,
-    title: typeof input.title === "string" && input.title !== "" ? input.title : task.refName,
-    input,
-    ...(dueSeconds !== null ? { dueAt: new Date(now.getTime() + dueSeconds * 1000) } : {}),
-  });
 }
 
 /** The documented statement (engine/decide/types.ts, AggregateForkOutputCommand), verbatim in shape. */

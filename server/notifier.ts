@@ -37,9 +37,12 @@ export const WORKFLOW_EVENTS_CHANNEL = "node_flow_workflow_events";
 export const DECIDE_CHANNEL = "node_flow_decide";
 export const DECIDE_WAKE_KEY = "wake";
 
-export type NotifierChannel = typeof TASKS_CHANNEL | typeof WORKFLOW_EVENTS_CHANNEL | typeof DECIDE_CHANNEL;
+/** Raised by the "HumanTasks_notify" trigger (migration 0010) when an inbox row is created or changes; payload "namespaceId:id:status". */
+export const INBOX_CHANNEL = "node_flow_inbox";
 
-const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL];
+export type NotifierChannel = typeof TASKS_CHANNEL | typeof WORKFLOW_EVENTS_CHANNEL | typeof DECIDE_CHANNEL | typeof INBOX_CHANNEL;
+
+const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL, INBOX_CHANNEL];
 
 /**
  * The waiter key a payload is routed by: the whole "namespaceId:queueName" for
@@ -47,6 +50,11 @@ const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS
  * workflow id for workflow events ("workflowId:seq", split at the last ':').
  */
 export function notificationKey(channel: NotifierChannel, payload: string): string {
+  // Inbox changes are routed by namespace: every inbox stream of that namespace hears them.
+  if (channel === INBOX_CHANNEL) {
+    const colon = payload.indexOf(":");
+    return colon < 0 ? payload : payload.slice(0, colon);
+  }
   if (channel === WORKFLOW_EVENTS_CHANNEL) {
     const colon = payload.lastIndexOf(":");
     return colon < 0 ? payload : payload.slice(0, colon);

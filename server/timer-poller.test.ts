@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TIMER_KINDS } from "../db/schema";
+import { ENGINE_TIMER_KINDS } from "../db/schema";
 import type { TimerRow } from "../db/schema";
 import type { FiredTimer } from "../engine";
 import { decodeTimerReason, encodeTimerReason, firedTimerOf } from "./timer-poller";
@@ -25,7 +25,7 @@ describe("encodeTimerReason / decodeTimerReason", () => {
   it("round-trips arbitrary timers", () => {
     const timer = fc.record(
       {
-        kind: fc.constantFrom(...TIMER_KINDS),
+        kind: fc.constantFrom(...ENGINE_TIMER_KINDS),
         taskId: fc.uuid(),
         key: fc.record({ ref: fc.string({ minLength: 1 }), iteration: fc.nat(), attempt: fc.nat() }),
         fireAt: fc.integer({ min: -8.64e15, max: 8.64e15 }),
@@ -78,7 +78,7 @@ describe("encodeTimerReason / decodeTimerReason", () => {
     fc.assert(
       fc.property(reasons, (reason) => {
         const decoded = decodeTimerReason(reason);
-        if (decoded !== undefined) expect(TIMER_KINDS).toContain(decoded.kind);
+        if (decoded !== undefined) expect(ENGINE_TIMER_KINDS).toContain(decoded.kind);
       }),
     );
   });

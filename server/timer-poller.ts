@@ -1,10 +1,12 @@
 import type { Kysely } from "kysely";
-import { TIMER_KINDS } from "../db/schema";
-import type { Database, TimerRow } from "../db/schema";
+import { ENGINE_TIMER_KINDS } from "../db/schema";
+import type { Database, EngineTimerKind, TimerRow } from "../db/schema";
 import { isTerminalTaskStatus, isTerminalWorkflowStatus } from "../engine/statuses";
 import type { FiredTimer, TaskKey } from "../engine";
 import type { RunnerLogger } from "./background-runner";
 import { enqueueDecide } from "./store/decide-queues";
+import { escalateHumanTask } from "./human-tasks/escalate-human-task";
+import type { EscalationOutcome } from "./human-tasks/escalate-human-task";
 import { claimDueTimers, deleteTimers, loadTimerTargets, releaseStaleClaims, releaseTimerClaims } from "./store/timers";
 
 /**
@@ -68,7 +70,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function isTimerKind(value: unknown): value is FiredTimer["kind"] {
-  return typeof value === "string" && (TIMER_KINDS as readonly string[]).includes(value);
+  return typeof value === "string" && (ENGINE_TIMER_KINDS as readonly string[]).includes(value);
 }
 
 function asTaskKey(value: unknown): TaskKey | undefined {
@@ -83,7 +85,8 @@ function asTaskKey(value: unknown): TaskKey | undefined {
 export function firedTimerOf(row: TimerRow): FiredTimer {
   const key = isRecord(row.payload) ? asTaskKey(row.payload.key) : undefined;
   return {
-    kind: row.kind,
+    // fireDueTimerBatch hands humanEscalation timers to escalate-human-task; only the engine's kinds reach here.
+    kind: row.kind as EngineTimerKind,
     ...(row.taskId === null ? {} : { taskId: row.taskId }),
     ...(key === undefined ? {} : { key }),
     fireAt: row.fireAt.getTime(),
@@ -109,6 +112,8 @@ export interface FireDueTimersResult {
   /** One decide per workflow, however many of its timers were due. */
   decides: { workflowId: string; reason: string; timerIds: string[] }[];
   dropped: { timerId: string; workflowId: string; why: DroppedTimerReason }[];
+  /** humanEscalation timers handed to escalate-human-task, with what each did. */
+  escalations?: ({ timerId: string } & EscalationOutcome)[];
 }
 
 /**
@@ -163,8 +168,22 @@ export async function fireDueTimerBatch(db: Kysely<Database>, options: FireDueTi
   if (db.isTransaction) throw new Error("fireDueTimers opens its own transactions: pass the pool, not a transaction");
   const { limit, owner, logger } = options;
   const now = options.now ?? new Date();
-  const claimed = await claimDueTimers(db, { now, limit, owner });
-  if (claimed.length === 0) return { claimed: 0, decides: [], dropped: [] };
+  const all = await claimDueTimers(db, { now, limit, owner });
+  if (all.length === 0) return { claimed: 0, decides: [], dropped: [] };
+  // A human task's deadline is not the engine's: it goes to escalate-human-task
+  // (each in its own transaction, which deletes it), never into decide.
+  const claimed = all.filter((t): t is TimerRow & { kind: EngineTimerKind } => t.kind !== "humanEscalation");
+  const escalations: NonNullable<FireDueTimersResult["escalations"]> = [];
+  for (const timer of all) {
+    if (timer.kind !== "humanEscalation") continue;
+    try {
+      escalations.push({ timerId: timer.id, ...(await escalateHumanTask({ db, now: () => now.getTime() }, timer, owner)) });
+    } catch (error) {
+      await releaseTimerClaims(db, [timer], owner).catch(() => undefined);
+      logger?.warn({ err: error, timerId: timer.id }, "timer poller: human task escalation failed; the timer is handed back");
+    }
+  }
+  if (claimed.length === 0) return { claimed: all.length, decides: [], dropped: [], escalations };
   let result: FireDueTimersResult;
   try {
     result = await db.transaction().execute(async (trx) => {
@@ -201,7 +220,7 @@ export async function fireDueTimerBatch(db: Kysely<Database>, options: FireDueTi
         decides.push({ workflowId, reason, timerIds: timers.map((timer) => timer.id) });
       }
       await deleteTimers(trx, claimed, { owner });
-      return { claimed: claimed.length, decides, dropped };
+      return { claimed: all.length, decides, dropped, escalations };
     });
   } catch (error) {
     await releaseTimerClaims(db, claimed, owner).catch((releaseError: unknown) => {

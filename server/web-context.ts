@@ -7,7 +7,7 @@ import { loadConfig } from "./config";
 import type { Config } from "./config";
 import { createLogger } from "./logger";
 import type { Logger } from "./logger";
-import { Notifier, TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL } from "./notifier";
+import { INBOX_CHANNEL, Notifier, TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL } from "./notifier";
 
 export interface WebContext {
   config: Config;
@@ -50,12 +50,13 @@ export function getWebContext(): WebContext {
         if (!config.notifications) return null;
         if (notifier === undefined) {
           // Only what the web process waits for: task availability (long-polls)
-          // and workflow events (live streams); never the deciders' wake-ups.
+          // workflow events (live streams) and inbox changes (the inbox stream);
+          // never the deciders' wake-ups.
           notifier = new Notifier({
             connectionString: config.databaseUrl,
             applicationName: "node-flow-web-notifier",
             logger,
-            channels: [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL],
+            channels: [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, INBOX_CHANNEL],
           });
           // Not awaited: a waiter works before the LISTEN is up (and if it
           // never comes up) on its own timeout, and start() retries by itself.

@@ -96,6 +96,8 @@ export function compile(definition: WorkflowDefinition, options: CompileOptions 
       const value = (node as unknown as Record<string, unknown>)[key];
       if (!COMMON_FIELDS.has(key) && value !== undefined) put(config, key, jsonCopy(value));
     }
+    // The inbox title defaults to the label (then the ref, in the evaluator); label is otherwise editor-only.
+    if (node.type === "HUMAN" && node.title === undefined && node.label !== undefined) put(config, "title", node.label);
     const taskDefName = node.name ?? node.type;
     const registered = node.name === undefined ? undefined : options.taskPolicy?.(node.name);
     const policy = jsonCopy(effectiveTaskPolicy(node.policy, registered));

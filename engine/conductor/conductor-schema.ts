@@ -133,6 +133,14 @@ export interface NodeFlowTaskExtension {
   outcomes?: string[] | null;
   /** HUMAN */
   dueIn?: string | null;
+  /** HUMAN */
+  title?: string | null;
+  /** HUMAN */
+  approvals?: number | null;
+  /** HUMAN */
+  allowSelfApproval?: boolean | null;
+  /** HUMAN */
+  escalation?: Record<string, unknown>[] | null;
 }
 
 /** A Conductor `WorkflowTask`: one task of a WorkflowDef, possibly holding nested task lists. */
@@ -253,6 +261,10 @@ export const NodeFlowTaskExtensionSchema: z.ZodType<NodeFlowTaskExtension> = z.l
   form: JsonObjectSchema.nullish(),
   outcomes: z.array(z.string()).nullish(),
   dueIn: z.string().nullish(),
+  title: z.string().nullish(),
+  approvals: z.number().nullish(),
+  allowSelfApproval: z.boolean().nullish(),
+  escalation: z.array(JsonObjectSchema).nullish(),
 });
 
 /** Zod schema of {@link ConductorSchemaDef}. */

@@ -207,14 +207,14 @@ describe("exportConductorWorkflow: node configuration", () => {
   });
 
   it("config Conductor has no field for travels under nodeFlow and imports back", () => {
-    const d = def([node("HUMAN", "review", { label: "Review", assignee: "ops", outcomes: ["ok", "no"], dueIn: "2d", form: { templateId: "t1" } }), node("WAIT", "signal", { duration: undefined, signal: true })], [
+    const d = def([node("HUMAN", "review", { label: "Review", assignee: "group:ops", outcomes: ["ok", "no"], dueIn: "2d", form: { template: { name: "t1", version: 2 } }, title: "Review ${workflow.input.id}", approvals: 2, allowSelfApproval: false, escalation: [{ action: "reassign", assignee: "role:admin", dueIn: "1h" }, { action: "complete", outcome: "no" }] }), node("WAIT", "signal", { duration: undefined, signal: true })], [
       edge("review", "signal"),
     ]);
     const tasks = mustExport(d).tasks;
-    expect(tasks[0]).toMatchObject({ type: "HUMAN", nodeFlow: { label: "Review", assignee: "ops", outcomes: ["ok", "no"], dueIn: "2d", form: { templateId: "t1" } } });
+    expect(tasks[0]).toMatchObject({ type: "HUMAN", nodeFlow: { label: "Review", assignee: "group:ops", outcomes: ["ok", "no"], dueIn: "2d", form: { template: { name: "t1", version: 2 } } } });
     expect(tasks[1]).toMatchObject({ type: "WAIT", inputParameters: {} });
     const back = mustImport(mustExport(d));
-    expect(nodeOf(back, "review")).toMatchObject({ label: "Review", assignee: "ops", outcomes: ["ok", "no"], dueIn: "2d", form: { templateId: "t1" } });
+    expect(nodeOf(back, "review")).toMatchObject({ label: "Review", assignee: "group:ops", outcomes: ["ok", "no"], dueIn: "2d", form: { template: { name: "t1", version: 2 } }, title: "Review ${workflow.input.id}", approvals: 2, allowSelfApproval: false, escalation: [{ action: "reassign", assignee: "role:admin", dueIn: "1h" }, { action: "complete", outcome: "no" }] });
     expect(nodeOf(back, "signal")).toMatchObject({ signal: true });
   });
 

@@ -740,6 +740,10 @@ class Exporter {
         if (node.form !== undefined) ext.form = node.form;
         if (node.outcomes !== undefined) ext.outcomes = node.outcomes;
         if (node.dueIn !== undefined) ext.dueIn = node.dueIn;
+        if (node.title !== undefined) ext.title = node.title;
+        if (node.approvals !== undefined) ext.approvals = node.approvals;
+        if (node.allowSelfApproval !== undefined) ext.allowSelfApproval = node.allowSelfApproval;
+        if (node.escalation !== undefined) ext.escalation = node.escalation;
         break;
       case "SUB_WORKFLOW":
         if (node.workflowDefinition !== undefined) {

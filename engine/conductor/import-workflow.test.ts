@@ -218,8 +218,8 @@ describe("importConductorWorkflow: task types", () => {
     ["WAIT until", { name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: { until: "2030-01-31 09:00 UTC" } }, { type: "WAIT", until: "2030-01-31 09:00 UTC" }],
     [
       "HUMAN with its node-flow configuration",
-      { name: "h", taskReferenceName: "h", type: "HUMAN", nodeFlow: { label: "Approve", assignee: "ops", outcomes: ["yes", "no"], dueIn: "2d" } },
-      { type: "HUMAN", label: "Approve", assignee: "ops", outcomes: ["yes", "no"], dueIn: "2d" },
+      { name: "h", taskReferenceName: "h", type: "HUMAN", nodeFlow: { label: "Approve", assignee: "group:ops", outcomes: ["yes", "no"], dueIn: "2d" } },
+      { type: "HUMAN", label: "Approve", assignee: "group:ops", outcomes: ["yes", "no"], dueIn: "2d" },
     ],
     [
       "FORK_JOIN_DYNAMIC forking sub-workflows (version as Conductor's string)",

@@ -624,7 +624,16 @@ class Importer {
       }
       case "HUMAN": {
         const ext = task.nodeFlow ?? {};
-        return node("HUMAN", [], { assignee: ext.assignee ?? undefined, form: ext.form ?? undefined, outcomes: ext.outcomes ?? undefined, dueIn: ext.dueIn ?? undefined });
+        return node("HUMAN", [], {
+          title: ext.title ?? undefined,
+          assignee: ext.assignee ?? undefined,
+          approvals: ext.approvals ?? undefined,
+          allowSelfApproval: ext.allowSelfApproval ?? undefined,
+          form: ext.form ?? undefined,
+          outcomes: ext.outcomes ?? undefined,
+          dueIn: ext.dueIn ?? undefined,
+          escalation: ext.escalation ?? undefined,
+        });
       }
       case "SUB_WORKFLOW":
         return this.convertSubWorkflow(task, at, placeholder, missing, node);

@@ -170,7 +170,7 @@ class Writer {
       { ...base, type: "INLINE", inputParameters: { n: "${workflow.input.n}", evaluatorType: "graaljs", expression: "$.n + 1" } },
       { ...base, type: "WAIT", inputParameters: { duration: "5s" } },
       { ...base, type: "SET_VARIABLE", inputParameters: { seen: true } },
-      { ...base, type: "HUMAN", inputParameters: {}, nodeFlow: { assignee: "ops", outcomes: ["approve", "reject"] } },
+      { ...base, type: "HUMAN", inputParameters: {}, nodeFlow: { assignee: "group:ops", outcomes: ["approve", "reject"] } },
       { ...base, type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "child", version: 2 } },
     ];
     const task = variants[variant % variants.length]!;

@@ -337,6 +337,42 @@ describe("external tasks", () => {
     expect(h.scheduled()).toEqual(["z"]);
   });
 
+  it("HUMAN resolves its title, assignee, deadline and escalation assignees, and passes the rest as written", () => {
+    const h = harness(
+      workflow([
+        {
+          ...node("HUMAN", "hu", {
+            title: "Expense ${workflow.input.id}",
+            assignee: "user:${workflow.input.manager}",
+            approvals: 2,
+            allowSelfApproval: false,
+            form: { schema: { type: "object", properties: { note: { type: "string", title: "${not.resolved}" } } } },
+            dueIn: "${workflow.input.due}",
+            escalation: [{ action: "reassign", assignee: "group:${workflow.input.team}", dueIn: "1h" }, { action: "timeout" }],
+            input: { amount: "${workflow.input.amount}" },
+          }),
+          label: "Approve it",
+        },
+      ]),
+      { input: { id: 7, manager: "m@x.io", due: "2d", team: "finance", amount: 12 } },
+    );
+    h.evaluate();
+    expect(h.task("hu").input).toEqual({
+      amount: 12,
+      title: "Expense 7",
+      assignee: "user:m@x.io",
+      approvals: 2,
+      allowSelfApproval: false,
+      form: { schema: { type: "object", properties: { note: { type: "string", title: "${not.resolved}" } } } },
+      outcomes: ["approve", "reject"],
+      dueIn: "2d",
+      escalation: [{ action: "reassign", assignee: "group:finance", dueIn: "1h" }, { action: "timeout" }],
+    });
+    const labelled = harness(workflow([{ ...node("HUMAN", "hu"), label: "Approve it" }]));
+    labelled.evaluate();
+    expect(labelled.task("hu").input).toMatchObject({ title: "Approve it" });
+  });
+
   it("SUB_WORKFLOW starts a child; its completion continues the parent", () => {
     const h = harness(
       workflow([node("SUB_WORKFLOW", "sub", { subWorkflowParam: { name: "child", version: 2 }, input: { x: "${workflow.input.x}" } }), simple("after", { input: { r: "${sub.output.r}" } })], chain("sub", "after")),

@@ -749,8 +749,10 @@ class Evaluation {
       case "WAIT":
         return this.wait(node, iteration, input, context);
       case "HUMAN":
-        for (const field of ["assignee", "dueIn"]) if (config[field] !== undefined) put(input, field, this.resolve(config[field], context));
-        for (const field of ["form", "outcomes"]) if (config[field] !== undefined) put(input, field, config[field]);
+        // Resolved now, once, so the inbox row and every escalation step see the values of the moment the task was scheduled.
+        for (const field of ["title", "assignee", "dueIn", "escalation"]) if (config[field] !== undefined) put(input, field, this.resolve(config[field], context));
+        // Passed as written: a form schema's "${" is text for the person to read, not an expression.
+        for (const field of ["approvals", "allowSelfApproval", "form", "outcomes"]) if (config[field] !== undefined) put(input, field, config[field]);
         return this.external(node, iteration, input);
       case "SUB_WORKFLOW":
         return this.subWorkflow(node, iteration, input, context);

@@ -209,7 +209,7 @@ const SPECS: { readonly [T in NodeType]: Spec<T> } = {
     category: "wait",
     isContainer: false,
     acceptsCaseEdges: false,
-    expressionFields: [["assignee"], ["dueIn"]],
+    expressionFields: [["title"], ["assignee"], ["dueIn"], ["escalation"]],
     defaultConfig: () => ({ type: "HUMAN", outcomes: ["approve", "reject"] }),
   },
   SUB_WORKFLOW: {

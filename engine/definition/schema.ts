@@ -301,26 +301,75 @@ export const WaitNodeSchema = node(
   "Pauses this path for a duration, until a time, or until an external signal completes it.",
 );
 
+/** A stored form: a FormTemplates row by name, its latest version when the task opens unless `version` pins one. */
+export const HumanFormTemplateRefSchema = z
+  .strictObject({
+    name: NameSchema.meta({ title: "Template name" }),
+    version: z.int().min(1).optional().meta({ title: "Version", description: "Absent: the latest version when the task opens." }),
+  })
+  .meta({ title: "Form template" });
+
 /** A HUMAN task's form: a stored template, or an inline JSON Schema (+ UI schema). */
 export const HumanFormSchema = z
   .strictObject({
-    templateId: z.string().min(1).optional().meta({ title: "Form template" }),
+    template: HumanFormTemplateRefSchema.optional().meta(HumanFormTemplateRefSchema.meta() ?? {}),
     schema: z.record(z.string(), z.unknown()).optional().meta({ title: "JSON Schema" }),
     uiSchema: z.record(z.string(), z.unknown()).optional().meta({ title: "UI schema" }),
   })
   .meta({ title: "Form" });
 
+/**
+ * Who a human task is for: "user:<email>", "group:<group name>",
+ * "role:<viewer|operator|editor|admin>" or "anyone" — or text holding `${…}`
+ * that resolves to one of those when the task opens.
+ */
+export const HumanAssigneeSchema = z
+  .string()
+  .min(1)
+  .max(400)
+  .refine((s) => containsExpression(s) || HUMAN_ASSIGNEE_PATTERN.test(s), {
+    error: 'Expected "user:<email>", "group:<name>", "role:<viewer|operator|editor|admin>", "anyone", or an expression',
+  });
+
+/** The literal assignee forms (an expression is checked once it is resolved, when the task opens). */
+export const HUMAN_ASSIGNEE_PATTERN = /^(?:anyone|user:\S.*|group:\S.*|role:(?:viewer|operator|editor|admin))$/;
+
+/** One step of a HUMAN task's escalation chain, fired when the deadline before it passes. */
+export const HumanEscalationStepSchema = z
+  .discriminatedUnion("action", [
+    z.strictObject({
+      action: z.literal("reassign"),
+      assignee: HumanAssigneeSchema.meta({ title: "New assignee" }),
+      dueIn: DurationTextSchema.optional().meta({ title: "New deadline", description: "From the reassignment; none: no further deadline." }),
+    }),
+    z.strictObject({ action: z.literal("timeout") }),
+    z.strictObject({
+      action: z.literal("complete"),
+      outcome: CaseSchema.meta({ title: "Default outcome" }),
+      data: z.record(z.string(), z.unknown()).optional().meta({ title: "Form data" }),
+    }),
+  ])
+  .meta({ title: "Escalation step" });
+export type HumanEscalationStep = z.infer<typeof HumanEscalationStepSchema>;
+
 /** Zod schema of {@link HumanNode}. */
 export const HumanNodeSchema = node(
   "HUMAN",
   {
-    assignee: z.string().min(1).optional().meta({ title: "Assignee", description: "Who the task is for: a user, a group, or an expression producing one." }),
+    title: z.string().min(1).max(400).optional().meta({ title: "Inbox title", description: "May hold ${…}; default: the label, then the ref." }),
+    assignee: HumanAssigneeSchema.optional().meta({ title: "Assignee", description: "Who the task is for: a user, a group, a role, anyone (the default), or an expression producing one." }),
+    approvals: z.int().min(1).max(100).optional().meta({ title: "Approvals", description: "Distinct people who must pick the approving (first) outcome.", default: 1 }),
+    allowSelfApproval: z.boolean().optional().meta({ title: "Allow self-approval", description: "Off: the person who started the run may never submit it.", default: true }),
     form: HumanFormSchema.optional().meta(HumanFormSchema.meta() ?? {}),
-    outcomes: z.array(CaseSchema).optional().meta({
+    outcomes: z.array(CaseSchema).max(20).optional().meta({
       title: "Outcomes",
-      description: "Buttons the assignee picks from; the choice is `output.outcome` (route on it with a SWITCH).",
+      description: "Buttons the assignee picks from; the choice is `output.outcome` (route on it with a SWITCH). The first is the approving one.",
     }),
     dueIn: DurationTextSchema.optional().meta({ title: "Due in", description: "How long the assignee has, e.g. \"2d\"." }),
+    escalation: z.array(HumanEscalationStepSchema).max(20).optional().meta({
+      title: "Escalation",
+      description: "Fired in order: the first step at the due time, each next one at the deadline the step before set.",
+    }),
   },
   "Human task",
   "Waits for a person to fill in a form in their inbox.",

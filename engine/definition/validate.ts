@@ -526,6 +526,27 @@ function checkNodeConfig(report: Report, node: WorkflowNode, at: ProblemPath): v
         if (seen.has(o)) report.add("invalid-field", `The outcome ${quote(o)} is listed twice`, [...at, "outcomes", j], node.ref);
         seen.add(o);
       });
+      // A default outcome the buttons do not offer would complete the task with
+      // a value no downstream SWITCH was written for.
+      node.escalation?.forEach((step, j) => {
+        if (step.action !== "complete") return;
+        if (node.outcomes === undefined || node.outcomes.length === 0) {
+          report.add("invalid-field", `Escalation step ${j + 1} completes with outcome ${quote(step.outcome)}, but the task has no outcomes`, [...at, "escalation", j, "outcome"], node.ref);
+        } else if (!seen.has(step.outcome)) {
+          report.add("invalid-field", `Escalation step ${j + 1} completes with outcome ${quote(step.outcome)}, which is not one of the outcomes (${node.outcomes.map(quote).join(", ")})`, [...at, "escalation", j, "outcome"], node.ref);
+        }
+      });
+      const form = node.form;
+      if (form?.template !== undefined && (form.schema !== undefined || form.uiSchema !== undefined)) {
+        report.add("invalid-field", "A form is either a template or an inline schema, not both", [...at, "form"], node.ref);
+      }
+      // The inbox pre-fills and validates the form as one object of fields: any other root type has no fields to show.
+      if (form?.schema !== undefined && form.schema.type !== "object") {
+        report.add("invalid-field", `form.schema must be an object-typed JSON Schema ("type": "object"), got ${form.schema.type === undefined ? "no type" : JSON.stringify(form.schema.type)}`, [...at, "form", "schema", "type"], node.ref);
+      }
+      if (form?.schema?.properties !== undefined && (typeof form.schema.properties !== "object" || form.schema.properties === null || Array.isArray(form.schema.properties))) {
+        report.add("invalid-field", "form.schema.properties must be an object of field schemas", [...at, "form", "schema", "properties"], node.ref);
+      }
       return;
     }
     default:

@@ -84,3 +84,5 @@ export function errorResponse(error: ConductorError, headers: Record<string, str
 export function authErrorResponse(error: "EXPIRED_TOKEN" | "INVALID_TOKEN", message: string): Response {
   return jsonResponse(401, { error, message });
 }
+
+export const forbidden = (message: string) => new ConductorError(403, message);

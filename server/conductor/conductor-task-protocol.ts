@@ -10,7 +10,7 @@ import { releaseTaskGates, renewTaskGates } from "../task-gates";
 import { pollTasks } from "../task-poller";
 import { completeExternalTask } from "../workflow-actions";
 import type { Actor } from "../workflow-actions";
-import { badRequest, conflict, notFound } from "./conductor-error";
+import { badRequest, conflict, forbidden, notFound } from "./conductor-error";
 import type { ConductorError } from "./conductor-error";
 import { forkedTaskLabels, toConductorTask } from "./conductor-shapes";
 import type { ConductorDeps } from "./define-conductor-route";
@@ -197,9 +197,15 @@ export async function updateConductorTask(deps: ConductorDeps, namespaceId: stri
     if (!completed.ok) {
       if (completed.code === "not-found" || completed.code === "task-not-found") throw missing;
       if (completed.code === "invalid-input") throw badRequest(completed.message);
+      // The human-task rules apply to Conductor's update too: who may complete it, and form data that fails the schema.
+      if (completed.code === "forbidden") throw forbidden(completed.message);
+      if (completed.code === "invalid-data") throw badRequest(completed.message, (completed.fieldErrors ?? []).map((e) => ({ path: `body.outputData${e.path.replaceAll("/", ".")}`, message: e.message })));
+      if (completed.code === "conflict") throw conflict(completed.message);
       const current = await getTaskInNamespace(deps.db, { namespaceId, workflowId: task.workflowId, taskId: task.id });
       return endedOrRefused(task, current?.status ?? task.status);
     }
+    // An approval short of N: the task stays IN_PROGRESS for the next person.
+    if (completed.status === "APPROVAL_RECORDED") return { task, effect: "ignored" };
     return { task: { ...task, status: completed.status }, effect: "ended" };
   }
   const outcome = await reportTaskResult(deps, {

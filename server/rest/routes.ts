@@ -1,5 +1,13 @@
 import type { AnyRoute } from "./define-route";
 import { createDefinitionRoute, getDefinitionRoute, listDefinitionsRoute, validateDefinitionRoute } from "./routes/definitions";
+import {
+  claimHumanTaskRoute,
+  completeHumanTaskRoute,
+  getHumanTaskRoute,
+  listHumanTasksRoute,
+  reassignHumanTaskRoute,
+  releaseHumanTaskRoute,
+} from "./routes/human-tasks";
 import { openApiRoute } from "./routes/openapi-document";
 import {
   completeRunTaskRoute,
@@ -55,4 +63,10 @@ export const ROUTES: readonly AnyRoute[] = [
   failTaskRoute,
   appendTaskLogsRoute,
   listTaskLogsRoute,
+  listHumanTasksRoute,
+  getHumanTaskRoute,
+  claimHumanTaskRoute,
+  releaseHumanTaskRoute,
+  completeHumanTaskRoute,
+  reassignHumanTaskRoute,
 ];

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { json } from "../../db/json";
-import type { Database, HumanTaskRow } from "../../db/schema";
+import type { Database, HumanAssigneeKind, HumanTaskRow, MemberRole } from "../../db/schema";
 
 /**
  * HumanTasks: one inbox row per HUMAN task attempt. The row mirrors its
@@ -30,6 +30,17 @@ export interface CreateHumanTaskInput {
   formTemplateId?: string | null;
   assigneeUserId?: string | null;
   assigneeGroupId?: string | null;
+  assigneeKind?: HumanAssigneeKind;
+  assigneeRole?: MemberRole | null;
+  /** The assignee as written ("user:ann@x.io"), shown even when it names no one. */
+  assigneeLabel?: string;
+  approvalsRequired?: number;
+  allowSelfApproval?: boolean;
+  starterUserId?: string | null;
+  outcomes?: readonly string[];
+  formSchema?: unknown;
+  formUiSchema?: unknown;
+  escalation?: readonly unknown[];
 }
 
 /**
@@ -54,6 +65,16 @@ export async function createHumanTask(db: Executor, input: CreateHumanTaskInput)
       formTemplateId: input.formTemplateId ?? null,
       assigneeUserId: input.assigneeUserId ?? null,
       assigneeGroupId: input.assigneeGroupId ?? null,
+      assigneeKind: input.assigneeKind ?? "anyone",
+      assigneeRole: input.assigneeRole ?? null,
+      assigneeLabel: input.assigneeLabel ?? "anyone",
+      approvalsRequired: input.approvalsRequired ?? 1,
+      allowSelfApproval: input.allowSelfApproval ?? true,
+      starterUserId: input.starterUserId ?? null,
+      outcomes: json(input.outcomes ?? []),
+      formSchema: input.formSchema === undefined || input.formSchema === null ? null : json(input.formSchema),
+      formUiSchema: input.formUiSchema === undefined || input.formUiSchema === null ? null : json(input.formUiSchema),
+      escalation: json(input.escalation ?? []),
     })
     .onConflict((oc) => oc.column("taskId").doNothing())
     .returningAll()
@@ -69,16 +90,17 @@ export async function getHumanTaskByTaskId(db: Executor, namespaceId: string, ta
  * Cancels a workflow's open inbox rows (PENDING, CLAIMED): the workflow ended
  * or was terminated, or (with `taskId`) that one attempt was skipped. Rows
  * already COMPLETED, CANCELED or EXPIRED are left as they are, so calling this
- * twice changes nothing. Returns how many were canceled.
+ * twice changes nothing. Returns how many were canceled. `status` EXPIRED is
+ * for an attempt that timed out (its deadline, or an escalation's "timeout").
  */
 export async function cancelOpenHumanTasks(
   db: Executor,
   workflowId: string,
-  options: { taskId?: string; now?: Date } = {},
+  options: { taskId?: string; now?: Date; status?: "CANCELED" | "EXPIRED" } = {},
 ): Promise<number> {
   let query = db
     .updateTable("HumanTasks")
-    .set({ status: "CANCELED", updatedAt: options.now ?? new Date() })
+    .set({ status: options.status ?? "CANCELED", updatedAt: options.now ?? new Date() })
     .where("workflowId", "=", workflowId)
     .where("status", "in", [...OPEN_STATUSES]);
   if (options.taskId !== undefined) query = query.where("taskId", "=", options.taskId);
@@ -93,6 +115,8 @@ export interface CompleteHumanTaskInput {
   response: unknown;
   /** The user who submitted it; null for an API key or the system. */
   completedByUserId?: string | null;
+  /** The chosen outcome, when the task has outcomes. */
+  outcome?: string | null;
   now?: Date;
 }
 
@@ -112,6 +136,7 @@ export async function completeHumanTask(db: Executor, input: CompleteHumanTaskIn
       status: "COMPLETED",
       response: json(input.response ?? {}),
       completedByUserId: input.completedByUserId ?? null,
+      outcome: input.outcome ?? null,
       completedAt: now,
       updatedAt: now,
     })

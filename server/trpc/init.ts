@@ -5,7 +5,7 @@ import { authorizeNamespace } from "../auth/authorize";
 import type { Permission, Principal } from "../auth/principal";
 import type { BlobStore } from "../blob-store";
 import type { Config } from "../config";
-import { DefinitionProblemsError, InputProblemsError } from "./problem-errors";
+import { DefinitionProblemsError, FieldErrorsError, InputProblemsError } from "./problem-errors";
 
 /** Facts about the HTTP request behind a call, for sessions, the audit log and the CSRF check. */
 export interface RequestFacts {
@@ -37,10 +37,12 @@ const t = initTRPC.context<TrpcContext>().create({
     // A refused definition or run input carries every problem, for the editor to mark per node and field.
     const problems = error.code === "BAD_REQUEST" && error.cause instanceof DefinitionProblemsError ? error.cause.problems : null;
     const inputProblems = error.code === "BAD_REQUEST" && error.cause instanceof InputProblemsError ? error.cause.problems : null;
+    // A human-task form refused by its schema: JSON pointers into the data, for the form to show on each field.
+    const fieldErrors = error.code === "BAD_REQUEST" && error.cause instanceof FieldErrorsError ? error.cause.fieldErrors : null;
     // Never a stack trace, and never the text of an unexpected error (a SQL
     // message can name tables and values): the endpoint logs those instead.
     const message = error.code === "INTERNAL_SERVER_ERROR" ? "The request failed on the server; it has been logged." : shape.message;
-    return { ...shape, message, data: { ...shape.data, stack: undefined, zodError, problems, inputProblems } };
+    return { ...shape, message, data: { ...shape.data, stack: undefined, zodError, problems, inputProblems, fieldErrors } };
   },
 });
 

@@ -21,3 +21,14 @@ export class InputProblemsError extends Error {
     super(`The input does not match the workflow's input schema: ${problems.length === 1 ? "1 problem" : `${problems.length} problems`}`);
   }
 }
+
+/** A human-task submission refused by its form's schema: each field's JSON pointer ("/amount") and message, for the form to mark. */
+export class FieldErrorsError extends Error {
+  override name = "FieldErrorsError";
+  constructor(
+    message: string,
+    readonly fieldErrors: { path: string; message: string }[],
+  ) {
+    super(message);
+  }
+}

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { completeHumanTask, existingUserId } from "../store/human-tasks";
-import { transitionTask } from "../store/task-executions";
-import { cancelTimers } from "../store/timers";
-import { TASK_SELECTOR_PROBLEM, TaskSelectorFields, WorkflowActionBaseSchema, findTask, hasOneTaskSelector, openWorkflow, parseInput, recordAction, refuse, refuseStatus, runInTransaction } from "./action-support";
+import { submitHumanTaskInTransaction } from "../human-tasks/submit-human-task";
+import type { HumanRefusalCode } from "../human-tasks/human-task-support";
+import { TASK_SELECTOR_PROBLEM, TaskSelectorFields, WorkflowActionBaseSchema, findTask, hasOneTaskSelector, openWorkflow, parseInput, refuse, refuseStatus, runInTransaction } from "./action-support";
+import { endExternalTask } from "./end-external-task";
 import type { ActionRefusal, CommonRefusalCode, WorkflowActionDeps } from "./action-support";
 
 export const CompleteExternalTaskInputSchema = WorkflowActionBaseSchema.extend({
@@ -15,9 +15,16 @@ export const CompleteExternalTaskInputSchema = WorkflowActionBaseSchema.extend({
 }).refine(hasOneTaskSelector, TASK_SELECTOR_PROBLEM);
 export type CompleteExternalTaskInput = z.input<typeof CompleteExternalTaskInputSchema>;
 
+/**
+ * APPROVAL_RECORDED: a HUMAN task needing N distinct approvals took this one
+ * and stays open for the next. A HUMAN refusal (forbidden, conflict,
+ * invalid-data with `fieldErrors`) comes from the human-task rules.
+ */
 export type CompleteExternalTaskResult =
-  | { ok: true; workflowId: string; taskId: string; ref: string; status: "COMPLETED" | "FAILED" }
-  | ActionRefusal<CommonRefusalCode | "not-running" | "task-not-found" | "task-not-open" | "unsupported-task-type">;
+  | { ok: true; workflowId: string; taskId: string; ref: string; status: "COMPLETED" | "FAILED" | "APPROVAL_RECORDED" }
+  | (ActionRefusal<CommonRefusalCode | "not-running" | "task-not-found" | "task-not-open" | "unsupported-task-type" | HumanRefusalCode> & {
+      fieldErrors?: { path: string; message: string }[];
+    });
 
 /** The tasks nothing polls and something outside the engine finishes. */
 const EXTERNAL_TYPES: ReadonlySet<string> = new Set(["WAIT", "HUMAN"]);
@@ -50,35 +57,11 @@ export async function completeExternalTask(deps: WorkflowActionDeps, rawInput: u
       );
     }
     if (task.status !== "IN_PROGRESS") refuse("task-not-open", `Task ${task.refName} (${task.id}) is ${task.status}; only an IN_PROGRESS task can be completed`);
-    const reason = input.status === "FAILED" ? (input.reason ?? `Failed by ${input.actor.type} ${input.actor.id}`) : null;
-    const ended = await transitionTask(
-      trx,
-      { workflowId: wf.id, taskId: task.id, from: "IN_PROGRESS" },
-      { status: input.status, output: input.output, reasonForIncompletion: reason, endedAt: now, deciderSeenAt: null, updatedAt: now },
-    );
-    // Under the workflow lock nothing else ends a WAIT or HUMAN row (no worker holds it), but never report a change not made.
-    if (ended === undefined) refuse("task-not-open", `Task ${task.refName} (${task.id}) ended while it was being completed`);
-    await cancelTimers(trx, { workflowId: wf.id, taskId: task.id });
-    if (task.taskType === "HUMAN") {
-      const userId = input.actor.type === "user" ? await existingUserId(trx, input.actor.id) : undefined;
-      await completeHumanTask(trx, { namespaceId: wf.namespaceId, taskId: task.id, response: input.output, completedByUserId: userId ?? null, now });
-    }
-    await recordAction(trx, {
-      wf,
-      actor: input.actor,
-      action: "task.complete",
-      events: [
-        {
-          type: input.status === "COMPLETED" ? "TASK_COMPLETED" : "TASK_FAILED",
-          refName: task.refName,
-          taskId: task.id,
-          status: input.status,
-          data: { external: true, ...(reason === null ? {} : { reason }) },
-        },
-      ],
-      details: { taskId: task.id, ref: task.refName, taskType: task.taskType, status: input.status },
-      now,
-    });
-    return { ok: true as const, workflowId: wf.id, taskId: task.id, ref: task.refName, status: input.status };
+    const end = { actor: input.actor, status: input.status, output: input.output, reason: input.reason };
+    // A HUMAN task is completed under the human-task rules whichever path the
+    // completion came by (API signal, operator, Conductor): who may submit it,
+    // self-approval, outcome, form data, N approvals.
+    if (task.taskType === "HUMAN") return submitHumanTaskInTransaction(trx, now, wf, task, end);
+    return endExternalTask(trx, now, wf, task, end);
   }) as Promise<CompleteExternalTaskResult>;
 }

@@ -33,7 +33,13 @@ const INVALID_REQUEST_CODES: Readonly<Record<string, string>> = {
 };
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set(["not-found", "task-not-found", "definition-not-found"]);
 
-function refusalProblem(refusal: ActionRefusal): HttpProblem {
+function refusalProblem(refusal: ActionRefusal & { fieldErrors?: { path: string; message: string }[] }): HttpProblem {
+  // The human-task rules (complete-external-task on a HUMAN task): not allowed, and form data that fails the schema.
+  if (refusal.code === "forbidden") return new HttpProblem("forbidden", refusal.message);
+  if (refusal.code === "invalid-data") {
+    const errors = refusal.fieldErrors ?? [];
+    return validationProblem(errors.length > 0 ? errors.map((e) => ({ pointer: `/body/output${e.path}`, message: e.message, code: "invalid-data" })) : [{ pointer: "/body/output", message: refusal.message, code: "invalid-data" }]);
+  }
   const pointer = INVALID_REQUEST_CODES[refusal.code];
   if (pointer !== undefined) return validationProblem([{ pointer, message: refusal.message, code: refusal.code }]);
   if (NOT_FOUND_CODES.has(refusal.code)) return new HttpProblem("not-found", refusal.message);
@@ -249,6 +255,7 @@ export const completeRunTaskRoute = defineRoute({
       ...body,
     });
     if (!result.ok) throw refusalProblem(result);
-    return { status: 200, body: { id: result.workflowId, taskId: result.taskId, ref: result.ref, status: result.status } };
+    // An approval short of N leaves the task IN_PROGRESS, waiting for the next person.
+    return { status: 200, body: { id: result.workflowId, taskId: result.taskId, ref: result.ref, status: result.status === "APPROVAL_RECORDED" ? ("IN_PROGRESS" as const) : result.status } };
   },
 });

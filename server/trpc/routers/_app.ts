@@ -3,7 +3,9 @@ import { apiKeysRouter } from "./api-keys";
 import { auditRouter } from "./audit";
 import { authRouter } from "./auth";
 import { executionsRouter } from "./executions";
+import { formTemplatesRouter } from "./form-templates";
 import { groupsRouter } from "./groups";
+import { humanTasksRouter } from "./human-tasks";
 import { namespacesRouter } from "./namespaces";
 import { runsRouter } from "./runs";
 import { systemRouter } from "./system";
@@ -15,7 +17,9 @@ export const appRouter = router({
   audit: auditRouter,
   auth: authRouter,
   executions: executionsRouter,
+  formTemplates: formTemplatesRouter,
   groups: groupsRouter,
+  humanTasks: humanTasksRouter,
   namespaces: namespacesRouter,
   runs: runsRouter,
   system: systemRouter,

@@ -2,6 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { TASK_STATUSES, WORKFLOW_STATUSES } from "@/engine";
 import { actorOf } from "../../rest/actor";
+import { humanTaskError } from "../human-task-errors";
 import { capPayload, toExecutionSummary, toTaskSummary } from "../../execution-summaries";
 import { InvalidSearchTermError, parseExecutionSearch } from "../../execution-search";
 import { PayloadResolutionError, resolvePayload } from "../../payload-offload";
@@ -132,6 +133,8 @@ const NOT_FOUND_CODES: ReadonlySet<string> = new Set(["not-found", "task-not-fou
 
 /** An action's refusal as a tRPC error: values → BAD_REQUEST, unknown run/task → NOT_FOUND, state → CONFLICT. */
 function refusalError(refusal: ActionRefusal): TRPCError {
+  // The human-task rules (completeTask on a HUMAN task) share the inbox's mapping, field errors included.
+  if (refusal.code === "forbidden" || refusal.code === "invalid-data") return humanTaskError(refusal);
   const code = BAD_REQUEST_CODES.has(refusal.code) ? "BAD_REQUEST" : NOT_FOUND_CODES.has(refusal.code) ? "NOT_FOUND" : "CONFLICT";
   return new TRPCError({ code, message: `${refusal.message} (${refusal.code})` });
 }

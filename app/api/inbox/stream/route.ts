@@ -1,0 +1,10 @@
+import { serveInboxStream } from "@/server/realtime/inbox-stream";
+import { getWebContext } from "@/server/web-context";
+
+// Authenticated like tRPC (session cookie or Bearer key) inside serveInboxStream; ?namespace= is authorized for "read".
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+export function GET(request: Request): Promise<Response> {
+  return serveInboxStream(getWebContext(), request);
+}

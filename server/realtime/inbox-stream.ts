@@ -1,0 +1,98 @@
+import { authenticateRequest } from "../auth/authenticate";
+import { authorizeNamespace } from "../auth/authorize";
+import type { Notifier } from "../notifier";
+import { INBOX_CHANNEL } from "../notifier";
+import type { WebContext } from "../web-context";
+import { HEARTBEAT_MS } from "./execution-stream";
+import { SSE_HEARTBEAT, Waker, sseMessage, sseResponse } from "./sse";
+
+/**
+ * The inbox's live updates: `inbox` messages `{ id, status }` whenever a
+ * HumanTasks row of the namespace is created or changes (the
+ * "HumanTasks_notify" trigger, 0010, payload "namespaceId:id:status"), over
+ * the process's one LISTEN connection (server/notifier.ts), routed by
+ * namespace. The client refetches its inbox and counts on each — the message
+ * says only that something changed, never what the task holds, so it needs no
+ * per-user filtering and costs no query. A `resync` (the LISTEN connection
+ * came back, or notifications are off and a poll interval passed) means the
+ * same: refetch.
+ */
+
+/** Without notifications (NODE_FLOW_NOTIFICATIONS=off) the stream asks for a refetch this often. */
+const POLL_RESYNC_MS = 10_000;
+/** Distinct tasks queued for a slow client before it is told to refetch instead. */
+const MAX_PENDING = 500;
+
+export async function* inboxStream(
+  notifier: Notifier | null,
+  namespaceId: string,
+  signal: AbortSignal,
+  options: { heartbeatMs?: number; pollResyncMs?: number } = {},
+): AsyncGenerator<string, void, undefined> {
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const pollResyncMs = options.pollResyncMs ?? POLL_RESYNC_MS;
+  const waker = new Waker();
+  // Latest status per task: a task that changed three times while the client was slow is sent once.
+  let queued = new Map<string, string>();
+  let needsResync = false;
+  const unsubscribe = notifier?.subscribe(INBOX_CHANNEL, namespaceId, (event) => {
+    if (event.kind === "resync") {
+      needsResync = true;
+    } else {
+      const [, id = "", status = ""] = event.payload.split(":");
+      queued.delete(id);
+      queued.set(id, status);
+      if (queued.size > MAX_PENDING) needsResync = true;
+    }
+    waker.wake();
+  });
+  let nextHeartbeat = Date.now() + heartbeatMs;
+  let nextPollResync = Date.now() + pollResyncMs;
+  try {
+    yield "retry: 1000\n\n";
+    while (!signal.aborted) {
+      const deadline = Math.min(nextHeartbeat, notifier === null ? nextPollResync : Infinity);
+      await waker.wait(Math.max(0, deadline - Date.now()), signal);
+      if (signal.aborted) return;
+      if (notifier === null && Date.now() >= nextPollResync) {
+        nextPollResync = Date.now() + pollResyncMs;
+        needsResync = true;
+      }
+      if (needsResync) {
+        needsResync = false;
+        queued = new Map();
+        yield sseMessage("resync", {});
+      } else if (queued.size > 0) {
+        const batch = [...queued];
+        queued = new Map();
+        yield batch.map(([id, status]) => sseMessage("inbox", { id, status })).join("");
+      }
+      if (Date.now() >= nextHeartbeat) {
+        nextHeartbeat = Date.now() + heartbeatMs;
+        yield SSE_HEARTBEAT;
+      }
+    }
+  } finally {
+    unsubscribe?.();
+  }
+}
+
+function problem(status: number, message: string): Response {
+  return Response.json({ error: message }, { status, headers: { "cache-control": "no-store" } });
+}
+
+/** GET /api/inbox/stream?namespace=<name>: authenticated like tRPC, authorized for "read" in the namespace. */
+export async function serveInboxStream(context: Pick<WebContext, "db" | "notifier" | "logger">, request: Request): Promise<Response> {
+  const principal = await authenticateRequest(context.db, request);
+  if (!principal) return problem(401, "Sign in first.");
+  const name = new URL(request.url).searchParams.get("namespace")?.trim();
+  if (!name) return problem(400, "namespace: the query parameter is required");
+  const verdict = await authorizeNamespace(context.db, principal, name, "read");
+  if (!verdict.ok) return problem(verdict.status, verdict.message);
+  const notifier = context.notifier();
+  return sseResponse(
+    request,
+    (signal) => inboxStream(notifier, verdict.namespaceId, signal),
+    (error) => context.logger.error({ err: error, namespace: name }, "inbox stream failed"),
+  );
+}
