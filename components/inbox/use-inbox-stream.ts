@@ -19,6 +19,8 @@ export function useInboxStream(namespace: string | null): void {
     const refetch = debounce(() => void queryClient.invalidateQueries(trpc.humanTasks.pathFilter()), 250);
     const source = new EventSource(`/api/inbox/stream?namespace=${encodeURIComponent(namespace)}`);
     source.addEventListener("inbox", refetch.call);
+    // Too many changes to send one by one (or no LISTEN connection): the server asks for a full read.
+    source.addEventListener("resync", refetch.call);
     // After a dropped connection events may have been missed: read everything again once it is back.
     source.addEventListener("open", refetch.call);
     return () => {
