@@ -55,7 +55,7 @@ function isFieldError(value: unknown): value is FieldError {
 }
 
 /** A tRPC client error (`{ message, data: { code, fieldErrors? } }`) in the inbox's words. */
-export function describeFailure(error: unknown, action: "claim" | "release" | "submit"): ActionFailure {
+export function describeFailure(error: unknown, action: "claim" | "release" | "submit" | "reassign"): ActionFailure {
   const e = error as { message?: unknown; data?: { code?: unknown; fieldErrors?: unknown } | null } | null;
   const code = typeof e?.data?.code === "string" ? e.data.code : undefined;
   const message = typeof e?.message === "string" && e.message ? e.message : "Something went wrong. Try again.";
@@ -64,13 +64,13 @@ export function describeFailure(error: unknown, action: "claim" | "release" | "s
     case "BAD_REQUEST":
       return { title: fieldErrors.length > 0 ? "Some fields need attention" : "The server refused the form", message, fieldErrors };
     case "FORBIDDEN":
-      return { title: action === "submit" ? "You cannot complete this task" : action === "claim" ? "You cannot claim this task" : "You cannot release this task", message, fieldErrors: [] };
+      return { title: `You cannot ${action === "submit" ? "complete" : action} this task`, message, fieldErrors: [] };
     case "CONFLICT":
       return { title: action === "claim" ? "Someone else has this task" : "This task has moved on", message, fieldErrors: [] };
     case "NOT_FOUND":
       return { title: "This task is gone", message, fieldErrors: [] };
     default:
-      return { title: action === "submit" ? "Not submitted" : action === "claim" ? "Not claimed" : "Not released", message, fieldErrors: [] };
+      return { title: { submit: "Not submitted", claim: "Not claimed", release: "Not released", reassign: "Not reassigned" }[action], message, fieldErrors: [] };
   }
 }
 

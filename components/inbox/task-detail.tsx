@@ -6,6 +6,7 @@ import { ArrowLeft, ExternalLink } from "lucide-react";
 import type { Route } from "next";
 import Link from "next/link";
 import { useState } from "react";
+import { AssigneePicker } from "../forms/assignee-picker";
 import { HumanTaskForm } from "../forms/human-task-form";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
@@ -47,6 +48,15 @@ export function TaskDetail({ namespace, id, backHref }: { namespace: string; id:
     trpc.humanTasks.release.mutationOptions({
       onMutate: () => setFailure(null),
       onError: (e) => setFailure(describeFailure(e, "release")),
+      onSettled: refresh,
+    }),
+  );
+  const [reassigning, setReassigning] = useState<string | null>(null);
+  const reassign = useMutation(
+    trpc.humanTasks.reassign.mutationOptions({
+      onMutate: () => setFailure(null),
+      onSuccess: () => setReassigning(null),
+      onError: (e) => setFailure(describeFailure(e, "reassign")),
       onSettled: refresh,
     }),
   );
@@ -109,7 +119,7 @@ export function TaskDetail({ namespace, id, backHref }: { namespace: string; id:
   const uiSchema = isRecord(t.uiSchema) ? t.uiSchema : {};
   const closedData = isRecord(t.response) ? t.response : {};
   const formData = open ? (isRecord(t.formData) ? t.formData : {}) : closedData;
-  const busy = claim.isPending || release.isPending || submit.isPending;
+  const busy = claim.isPending || release.isPending || submit.isPending || reassign.isPending;
 
   return (
     <article aria-label={t.title} className="flex min-w-0 flex-col gap-5" data-task-status={t.status}>
@@ -178,7 +188,7 @@ export function TaskDetail({ namespace, id, backHref }: { namespace: string; id:
             </>
           ) : null}
         </dl>
-        {open && (t.can.claim || t.can.release) ? (
+        {open && (t.can.claim || t.can.release || t.can.reassign) ? (
           <div className="flex flex-wrap gap-2 pt-1">
             {t.can.claim ? (
               <Button isDisabled={busy} isPending={claim.isPending} size="sm" variant="secondary" onPress={() => claim.mutate({ namespace, id })}>
@@ -190,7 +200,32 @@ export function TaskDetail({ namespace, id, backHref }: { namespace: string; id:
                 Release
               </Button>
             ) : null}
+            {t.can.reassign && reassigning === null ? (
+              <Button isDisabled={busy} size="sm" variant="ghost" onPress={() => setReassigning(t.assignee.kind === "anyone" ? "anyone" : `${t.assignee.kind}:`)}>
+                Reassign
+              </Button>
+            ) : null}
           </div>
+        ) : null}
+        {open && t.can.reassign && reassigning !== null ? (
+          <form
+            aria-label="Reassign the task"
+            className="flex flex-col gap-2 rounded-xl border border-separator p-3"
+            onSubmit={(e) => {
+              e.preventDefault();
+              reassign.mutate({ namespace, id, assignee: reassigning });
+            }}
+          >
+            <AssigneePicker allowExpression={false} label="New assignee" readOnly={reassign.isPending} value={reassigning} onChange={(text) => setReassigning(text ?? "anyone")} />
+            <div className="flex gap-2">
+              <Button isPending={reassign.isPending} size="sm" type="submit">
+                Reassign
+              </Button>
+              <Button isDisabled={reassign.isPending} size="sm" variant="secondary" onPress={() => setReassigning(null)}>
+                Cancel
+              </Button>
+            </div>
+          </form>
         ) : null}
       </header>
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { HumanField } from "./human-form-model";
-import { HUMAN_FIELD_TYPES, changeFieldType, fieldProblems, fieldsToForm, formToFields, formatAssignee, freshKey, keyFromLabel, move, moveInputKey, parseAssignee } from "./human-form-model";
+import { HUMAN_FIELD_TYPES, changeFieldType, fieldProblems, fieldsToForm, formToFields, freshKey, keyFromLabel, move, moveInputKey } from "./human-form-model";
 
 const every: HumanField[] = [
   { key: "name", type: "text", label: "Name", required: true, minLength: 2, maxLength: 40, pattern: "^[A-Z]" },
@@ -149,19 +149,5 @@ describe("helpers", () => {
     expect(changeFieldType({ key: "a", type: "text", label: "A", required: true, maxLength: 3, help: "h" }, "email")).toEqual({ key: "a", type: "email", label: "A", required: true, maxLength: 3, help: "h" });
     expect(changeFieldType({ key: "a", type: "text", label: "A", required: false, maxLength: 3 }, "number")).toEqual({ key: "a", type: "number", label: "A", required: false });
     expect(changeFieldType({ key: "a", type: "text", label: "A", required: false }, "select").options).toEqual(["Option 1"]);
-  });
-});
-
-describe("assignee text", () => {
-  it("parses every kind and formats it back", () => {
-    for (const text of ["user:ada@example.com", "group:Finance team", "role:operator", "user:${workflow.input.manager}", "${workflow.input.who}"]) {
-      const { kind, value } = parseAssignee(text);
-      expect(formatAssignee(kind, value)).toBe(text);
-    }
-    expect(parseAssignee(undefined)).toEqual({ kind: "anyone", value: "" });
-    expect(parseAssignee("anyone")).toEqual({ kind: "anyone", value: "" });
-    expect(parseAssignee("group:ops")).toEqual({ kind: "group", value: "ops" });
-    expect(formatAssignee("anyone", "x")).toBeUndefined();
-    expect(formatAssignee("expression", "")).toBeUndefined();
   });
 });

@@ -9,22 +9,19 @@ import { containsExpression } from "@/engine";
 import type { WorkflowNode } from "@/engine";
 import { HumanTaskForm } from "../../forms/human-task-form";
 import { CodeEditor } from "../code-editor";
-import type { AssigneeKind, HumanField, HumanFieldType } from "./human-form-model";
+import { AssigneePicker } from "../../forms/assignee-picker";
+import type { HumanField, HumanFieldType } from "./human-form-model";
 import {
-  ASSIGNEE_KINDS,
-  ASSIGNEE_ROLES,
   HUMAN_FIELD_TYPES,
   HUMAN_FIELD_TYPE_LABELS,
   changeFieldType,
   fieldProblems,
   fieldsToForm,
   formToFields,
-  formatAssignee,
   freshKey,
   keyFromLabel,
   move,
   moveInputKey,
-  parseAssignee,
 } from "./human-form-model";
 import { FormTemplateControls, TemplateFormPreview } from "./human-templates";
 
@@ -95,71 +92,6 @@ export function HumanSections({ node, readOnly, onChange, completions, namespace
       <FormSection completions={completions} namespace={namespace} node={node} readOnly={readOnly} onChange={onChange} />
       <EscalationEditor node={node} outcomes={outcomes} readOnly={readOnly} onChange={onChange} />
     </>
-  );
-}
-
-const KIND_LABELS: Readonly<Record<AssigneeKind, string>> = { anyone: "Anyone", user: "User", group: "Group", role: "Role", expression: "Expression" };
-
-/** Who a task is for: a kind, then the email, group name, role or expression. */
-export function AssigneePicker({ label, value, readOnly, onChange }: { label: string; value: string | undefined; readOnly: boolean; onChange: (text: string | undefined, coalesce: boolean) => void }) {
-  const parsed = parseAssignee(value);
-  const kind = parsed.kind;
-  return (
-    <div aria-label={label} className="flex flex-col gap-1.5" role="group">
-      <span className="text-sm font-medium text-foreground">{label}</span>
-      <div className="flex gap-2">
-        <Select
-          aria-label={`${label} kind`}
-          className="w-32 shrink-0"
-          isDisabled={readOnly}
-          value={kind}
-          onChange={(key: Key | null) => {
-            const next = (key ?? "anyone") as AssigneeKind;
-            const keep = next === "role" ? (ASSIGNEE_ROLES as readonly string[]).includes(parsed.value) ? parsed.value : "operator" : next === "expression" ? (value ?? "") : kind === "role" ? "" : parsed.value;
-            onChange(formatAssignee(next, keep), false);
-          }}
-        >
-          <Select.Trigger>
-            <Select.Value />
-            <Select.Indicator />
-          </Select.Trigger>
-          <Select.Popover>
-            <ListBox>
-              {ASSIGNEE_KINDS.map((k) => (
-                <ListBox.Item key={k} id={k} textValue={KIND_LABELS[k]}>
-                  {KIND_LABELS[k]}
-                  <ListBox.ItemIndicator />
-                </ListBox.Item>
-              ))}
-            </ListBox>
-          </Select.Popover>
-        </Select>
-        {kind === "role" ? (
-          <Select aria-label={`${label} role`} className="min-w-0 flex-1" isDisabled={readOnly} value={parsed.value} onChange={(key: Key | null) => onChange(formatAssignee("role", String(key ?? "operator")), false)}>
-            <Select.Trigger>
-              <Select.Value />
-              <Select.Indicator />
-            </Select.Trigger>
-            <Select.Popover>
-              <ListBox>
-                {ASSIGNEE_ROLES.map((r) => (
-                  <ListBox.Item key={r} id={r} textValue={r}>
-                    {r}
-                    <ListBox.ItemIndicator />
-                  </ListBox.Item>
-                ))}
-              </ListBox>
-            </Select.Popover>
-          </Select>
-        ) : kind === "anyone" ? (
-          <p className="self-center text-xs text-muted">Anyone in the namespace can claim it.</p>
-        ) : (
-          <TextField aria-label={kind === "user" ? `${label} email` : kind === "group" ? `${label} group` : `${label} expression`} className="min-w-0 flex-1" isReadOnly={readOnly} value={parsed.value} onChange={(v) => onChange(formatAssignee(kind, v), true)}>
-            <Input placeholder={kind === "user" ? "ada@example.com or ${workflow.input.manager}" : kind === "group" ? "Finance" : "user:${workflow.input.manager}"} spellCheck={false} />
-          </TextField>
-        )}
-      </div>
-    </div>
   );
 }
 

@@ -103,7 +103,12 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
 
   const shared = { target: node, assigned, readOnly, onValue, completions, scriptLanguage, render };
   // HUMAN's form, assignee and escalation have editors of their own (human-inspector.tsx).
-  const specific = useMemo(() => (node.type === "HUMAN" ? model.specific.filter((f) => !HUMAN_CUSTOM_FIELDS.has(f.path[0] ?? "")) : model.specific), [model, node.type]);
+  // Their input (where the form's defaults also live) goes last, after the form.
+  const [specific, humanInput] = useMemo(() => {
+    if (node.type !== "HUMAN") return [model.specific, []];
+    const own = model.specific.filter((f) => !HUMAN_CUSTOM_FIELDS.has(f.path[0] ?? ""));
+    return [own.filter((f) => f.path[0] !== "input"), own.filter((f) => f.path[0] === "input")];
+  }, [model, node.type]);
 
   return (
     <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node" data-readonly={readOnly || undefined}>
@@ -132,7 +137,16 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
         </section>
       ) : null}
 
-      {node.type === "HUMAN" ? <HumanSections completions={completions.get(ANY_EXPRESSION)} node={node} readOnly={readOnly} onChange={onChange} /> : null}
+      {node.type === "HUMAN" ? (
+        <>
+          <HumanSections completions={completions.get(ANY_EXPRESSION)} node={node} readOnly={readOnly} onChange={onChange} />
+          {humanInput.length > 0 ? (
+            <section aria-label="Task input" className="flex flex-col gap-4">
+              <FormFields {...shared} fields={humanInput} />
+            </section>
+          ) : null}
+        </>
+      ) : null}
 
       <Disclosure className="rounded-xl border border-separator" isExpanded={policiesOpen} onExpandedChange={setPoliciesOpen}>
         <Disclosure.Heading>
