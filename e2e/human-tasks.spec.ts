@@ -77,7 +77,7 @@ test("the owner adds the reviewer and makes them an operator of the default name
   await expect(page.getByRole("grid", { name: "Members of default" }).getByRole("row").filter({ hasText: reviewer.email })).toHaveCount(1);
 });
 
-test("a HUMAN form designed in the inspector is saved as JSON Schema and runs into the reviewer's inbox", async ({ page }) => {
+test("a HUMAN form designed in the inspector is saved as JSON Schema and UI schema", async ({ page }) => {
   test.slow();
   await page.goto("/workflows/new");
   await expect(page.getByTestId("workflow-editor")).toBeVisible();
@@ -150,32 +150,32 @@ test("a HUMAN form designed in the inspector is saved as JSON Schema and runs in
     uiSchema: { "ui:order": ["amount", "comment"] },
   });
 
-  await page.getByRole("button", { name: "Run", exact: true }).click();
-  const runDialog = page.getByRole("dialog", { name: "Run workflow" });
-  await runDialog.getByRole("button", { name: "Start run" }).click();
-  await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
-  runId = new URL(page.url()).pathname.split("/").at(-1)!;
-  await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS", { timeout: 15_000 });
-
-  await expect
-    .poll(async () => (await db.selectFrom("HumanTasks").select("status").where("workflowId", "=", runId).executeTakeFirst())?.status, { timeout: 15_000 })
-    .toBe("PENDING");
 });
 
-test("the reviewer is refused on the field, then completes the task, and the run goes on live", async ({ page, browser, baseURL }) => {
+test("the run lands in the reviewer's open inbox live; refused on the field, then completed, the run goes on live", async ({ page, browser, baseURL }) => {
   test.slow();
-  expect(runId).not.toBe("");
-  // The owner watches the run's diagram while the reviewer works.
-  await page.goto(`/executions/${runId}`);
-  await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS");
-
   const them = await signedOutPage(browser, baseURL);
   try {
+    // The reviewer has the inbox open before there is anything in it.
     await signInThroughUi(them, reviewer);
-    await expect(them.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Inbox/ }).getByTestId("inbox-count")).toContainText("1");
+    const inboxLink = them.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Inbox/ });
+    await inboxLink.click();
+    await expect(them.getByRole("heading", { name: "Nothing waiting here" })).toBeVisible();
+    await expect(inboxLink.getByTestId("inbox-count")).toHaveCount(0);
 
-    await them.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Inbox/ }).click();
-    await expect(them.getByRole("tab", { name: /My tasks/ })).toHaveAttribute("aria-selected", "true");
+    // The owner runs the saved version from the editor and watches its diagram.
+    await page.goto(`/workflows/${workflow}`);
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.getByRole("dialog", { name: "Run workflow" }).getByRole("button", { name: "Start run" }).click();
+    await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
+    runId = new URL(page.url()).pathname.split("/").at(-1)!;
+    await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS", { timeout: 15_000 });
+    const opened = await db.selectFrom("HumanTasks").select(["status", "assigneeKind"]).where("workflowId", "=", runId).executeTakeFirstOrThrow();
+    expect(opened).toEqual({ status: "PENDING", assigneeKind: "user" });
+
+    // No reload: the stream brings the task and its count.
+    await expect(inboxLink.getByTestId("inbox-count")).toContainText("1", { timeout: 15_000 });
+    await expect(them.getByTestId("count-mine")).toHaveText("1");
     await them.getByRole("link", { name: new RegExp(TITLE) }).click();
     const task = them.getByRole("article", { name: TITLE });
     await expect(task.getByRole("link", { name: new RegExp(workflow) })).toHaveAttribute("href", `/executions/${runId}`);
@@ -230,4 +230,72 @@ test("the reviewer is refused on the field, then completes the task, and the run
   } finally {
     await them.context().close();
   }
+});
+
+test("the form saved as a template is reused by another workflow, pinned to its version; its task is reassigned by an operator", async ({ page }) => {
+  test.slow();
+  const template = `expense-form-${suffix}`;
+  await page.goto(`/workflows/${workflow}`);
+  await node(page, "human").click();
+  const inspector = page.getByRole("complementary", { name: "Inspector" });
+  await inspector.getByRole("button", { name: "Save as template" }).click();
+  const saveDialog = page.getByRole("dialog", { name: "Save as form template" });
+  await saveDialog.getByRole("textbox", { name: "Template name" }).fill(template);
+  await saveDialog.getByRole("textbox", { name: "Description" }).fill("Expense approval");
+  await saveDialog.getByRole("button", { name: "Save template" }).click();
+  await expect(saveDialog.getByRole("status")).toContainText(`Saved ${template} version 1`);
+  await saveDialog.getByRole("button", { name: "Close" }).first().click();
+  const row = await db.selectFrom("FormTemplates").select(["version", "schema", "uiSchema"]).where("name", "=", template).executeTakeFirstOrThrow();
+  expect(row.version).toBe(1);
+  expect(row.schema).toMatchObject({ properties: { amount: { type: "number", maximum: 100 } }, required: ["amount"] });
+  expect(row.uiSchema).toEqual({ "ui:order": ["amount", "comment"] });
+
+  const other = `e2e-reuse-${suffix}`;
+  await page.goto("/workflows/new");
+  const nameField = inspector.getByRole("textbox", { name: /^Name/ });
+  await nameField.fill(other);
+  await nameField.blur();
+  await dragFromPalette(page, "Human task", { x: 300, y: 120 });
+  await node(page, "human").click();
+  await inspector.getByRole("region", { name: "General" }).getByRole("textbox", { name: "Label" }).fill(`Reuse ${suffix}`);
+  await inspector.getByRole("button", { name: "Use template" }).click();
+  const useDialog = page.getByRole("dialog", { name: "Use a form template" });
+  await useDialog.getByRole("button", { name: `Use ${template}` }).click();
+  await expect(useDialog).toBeHidden();
+  await expect(inspector.getByTestId("form-template")).toContainText(`${template} version 1`);
+  // The preview renders the stored form.
+  await expect(inspector.getByRole("region", { name: "Form preview" }).getByLabel("Amount")).toBeVisible();
+
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  const versionDialog = page.getByRole("dialog", { name: "Save a new version" });
+  await versionDialog.getByRole("button", { name: "Save version" }).click();
+  await expect(versionDialog).toBeHidden();
+  const stored = await db.selectFrom("WorkflowDefinitions").select("graph").where("name", "=", other).executeTakeFirstOrThrow();
+  const human = (stored.graph as WorkflowDefinition).nodes.find((n) => n.ref === "human") as Record<string, unknown>;
+  expect(human.form).toEqual({ template: { name: template, version: 1 } });
+
+  // Run it: the task is for anyone, so it waits unclaimed, with the template's form.
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  await page.getByRole("dialog", { name: "Run workflow" }).getByRole("button", { name: "Start run" }).click();
+  await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
+  const reuseRun = new URL(page.url()).pathname.split("/").at(-1)!;
+  await expect.poll(async () => (await db.selectFrom("HumanTasks").select("status").where("workflowId", "=", reuseRun).executeTakeFirst())?.status, { timeout: 15_000 }).toBe("PENDING");
+
+  await page.goto("/inbox?tab=unclaimed");
+  await page.getByRole("link", { name: new RegExp(`Reuse ${suffix}`) }).click();
+  const task = page.getByRole("article", { name: `Reuse ${suffix}` });
+  await expect(task.getByLabel("Amount")).toBeVisible();
+  await expect(task.getByLabel("Amount")).toBeEnabled();
+
+  // An operator hands it to the reviewer.
+  await task.getByRole("button", { name: "Reassign" }).click();
+  const reassign = task.getByRole("form", { name: "Reassign the task" });
+  await choose(page, reassign.getByRole("button", { name: /New assignee kind/ }), "User");
+  await reassign.getByRole("textbox", { name: "New assignee email" }).fill(reviewer.email);
+  await reassign.getByRole("button", { name: "Reassign" }).click();
+  await expect(reassign).toBeHidden();
+  await expect(task.locator("dd", { hasText: reviewer.email })).toBeVisible();
+  const user = await db.selectFrom("Users").select("id").where("email", "=", reviewer.email).executeTakeFirstOrThrow();
+  const assigned = await db.selectFrom("HumanTasks").select(["assigneeKind", "assigneeUserId", "status"]).where("workflowId", "=", reuseRun).executeTakeFirstOrThrow();
+  expect(assigned).toEqual({ assigneeKind: "user", assigneeUserId: user.id, status: "PENDING" });
 });

@@ -3,10 +3,10 @@ import { formatRelativeTime } from "../format";
 
 /** The inbox's tabs; each is a `humanTasks.inbox` query (Closed: every view, state closed). */
 export const INBOX_TABS = [
-  { id: "mine", label: "My tasks", view: "mine", state: "open" },
-  { id: "groups", label: "My groups", view: "groups", state: "open" },
-  { id: "unclaimed", label: "Unclaimed", view: "unclaimed", state: "open" },
-  { id: "closed", label: "Closed", view: "all", state: "closed" },
+  { id: "mine", label: "My tasks", short: "Mine", view: "mine", state: "open" },
+  { id: "groups", label: "My groups", short: "Groups", view: "groups", state: "open" },
+  { id: "unclaimed", label: "Unclaimed", short: "Unclaimed", view: "unclaimed", state: "open" },
+  { id: "closed", label: "Closed", short: "Closed", view: "all", state: "closed" },
 ] as const;
 export type InboxTabId = (typeof INBOX_TABS)[number]["id"];
 

@@ -91,7 +91,9 @@ export function InboxView({ namespace }: { namespace: string }) {
                 router.replace(href({ tab: t.id, task: null }), { scroll: false });
               }}
             >
-              {t.label}
+              {/* Four tabs fit a 390 px phone only with the short names; the hidden one is not part of the name. */}
+              <span className="sm:hidden">{t.short}</span>
+              <span className="hidden sm:inline">{t.label}</span>
               {n !== undefined ? (
                 <span className={`rounded-full px-1.5 text-[11px] ${n > 0 ? "bg-accent-soft text-accent-soft-foreground" : "bg-default text-muted"}`} data-testid={`count-${t.id}`}>
                   {n}
@@ -101,7 +103,7 @@ export function InboxView({ namespace }: { namespace: string }) {
           );
         })}
         {counts.data && counts.data.overdue > 0 ? (
-          <Chip className="my-auto ml-auto shrink-0" color="danger" size="sm" variant="soft">
+          <Chip className="my-auto ml-auto hidden shrink-0 sm:flex" color="danger" size="sm" variant="soft">
             {counts.data.overdue} overdue
           </Chip>
         ) : null}
