@@ -262,8 +262,9 @@ export function TaskDetail({ namespace, id, backHref }: { namespace: string; id:
       ) : null}
 
       <section aria-label="Form" className="min-w-0 rounded-xl border border-separator bg-surface p-4 sm:p-5">
+        {/* Remounted only when the task closes (to show what was submitted): claiming it keeps what was typed. */}
         <HumanTaskForm
-          key={`${t.id}:${t.status}`}
+          key={`${t.id}:${open ? "open" : "closed"}`}
           disabled={!open || !t.can.submit || submit.isPending}
           fieldErrors={failure?.fieldErrors}
           formData={formData}
