@@ -255,7 +255,7 @@ const invalid: [string, unknown, Expected[]][] = [
   ],
   [
     "a HUMAN escalating to an outcome without outcomes",
-    workflow([node("HUMAN", "h", { outcomes: undefined, escalation: [{ action: "complete", outcome: "approve" }] })]),
+    workflow([node("HUMAN", "h", { outcomes: undefined, dueIn: "1h", escalation: [{ action: "complete", outcome: "approve" }] })]),
     [{ code: "invalid-field", ref: "h", path: ["nodes", 0, "escalation", 0, "outcome"] }],
   ],
   ["a HUMAN form schema that is not an object", workflow([node("HUMAN", "h", { form: { schema: { type: "string" } } })]), [{ code: "invalid-field", ref: "h", path: ["nodes", 0, "form", "schema", "type"] }]],
@@ -265,6 +265,7 @@ const invalid: [string, unknown, Expected[]][] = [
     [{ code: "invalid-field", ref: "h", path: ["nodes", 0, "form"] }],
   ],
   ["a HUMAN assignee of an unknown form", workflow([node("HUMAN", "h", { assignee: "team:finance" })]), [{ code: "invalid-field", ref: "h", path: ["nodes", 0, "assignee"] }]],
+  ["a HUMAN escalating without a due time", workflow([node("HUMAN", "h", { escalation: [{ action: "timeout" }] })]), [{ code: "invalid-field", ref: "h", path: ["nodes", 0, "escalation"] }]],
   ["a HUMAN escalation step of an unknown action", workflow([node("HUMAN", "h", { escalation: [{ action: "panic" }] })]), [{ code: "invalid-field", ref: "h", path: ["nodes", 0, "escalation", 0, "action"] }]],
   ["a SUB_WORKFLOW with neither form", workflow([node("SUB_WORKFLOW", "s", { subWorkflowParam: undefined })]), [{ code: "missing-field", ref: "s", path: ["nodes", 0] }]],
   [

@@ -536,6 +536,10 @@ function checkNodeConfig(report: Report, node: WorkflowNode, at: ProblemPath): v
           report.add("invalid-field", `Escalation step ${j + 1} completes with outcome ${quote(step.outcome)}, which is not one of the outcomes (${node.outcomes.map(quote).join(", ")})`, [...at, "escalation", j, "outcome"], node.ref);
         }
       });
+      // The chain starts at the due time: without one it would never fire.
+      if (node.escalation !== undefined && node.escalation.length > 0 && node.dueIn === undefined) {
+        report.add("invalid-field", "An escalation chain starts when the task is due: set dueIn", [...at, "escalation"], node.ref);
+      }
       const form = node.form;
       if (form?.template !== undefined && (form.schema !== undefined || form.uiSchema !== undefined)) {
         report.add("invalid-field", "A form is either a template or an inline schema, not both", [...at, "form"], node.ref);

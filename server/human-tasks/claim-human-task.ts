@@ -23,6 +23,9 @@ export async function claimHumanTask(deps: WorkflowActionDeps, rawInput: unknown
     }
     const problem = eligibilityProblem(row, who) ?? selfApprovalProblem(row, who);
     if (problem !== null) refuseHuman("forbidden", problem);
+    // With N approvals, someone who already approved holding the claim would only keep the next approver out.
+    const already = await trx.selectFrom("HumanTaskSubmissions").select("id").where("humanTaskId", "=", row.id).where("userId", "=", who.userId).executeTakeFirst();
+    if (already !== undefined) refuseHuman("conflict", `You already submitted human task ${row.id}; it needs ${row.approvalsRequired} different people`);
     await trx.updateTable("HumanTasks").set({ status: "CLAIMED", claimedByUserId: who.userId, claimedAt: now, updatedAt: now }).where("id", "=", row.id).execute();
     await recordHumanAction(trx, { row, actor: input.actor, verb: "claim", eventType: "HUMAN_TASK_CLAIMED", details: { by: { userId: who.userId, email: who.email } }, now });
   });

@@ -50,7 +50,7 @@ async function group(members: Person[], roles: MemberRole[] = []): Promise<strin
 /** Registers `nodes`, starts a run (as `starter`), evaluates once, returns the run and its open inbox rows. */
 async function open(definition: Record<string, unknown>, options: { input?: Record<string, unknown>; starter?: Person } = {}): Promise<{ id: string; items: HumanTaskRow[] }> {
   const name = await h.register(definition);
-  const started = await startExecution(h.deps(), { namespaceId: h.namespaceId, name, input: options.input ?? {}, createdBy: options.starter === undefined ? null : `user:${options.starter.id}` });
+  const started = await startExecution({ db: h.t.db, blobs: h.blobs }, { namespaceId: h.namespaceId, name, input: options.input ?? {}, createdBy: options.starter === undefined ? null : `user:${options.starter.id}` });
   if (!started.ok) throw new Error(JSON.stringify(started));
   await h.evaluate();
   return { id: started.workflowId, items: await items(started.workflowId) };
@@ -212,6 +212,33 @@ describe("who sees and acts", () => {
   });
 });
 
+describe("the inbox list", () => {
+  it("open tasks come by due date (none last), then age, keyset-paged; closed ones newest first", async () => {
+    const op = await person("operator");
+    const due2h = await open(workflow([node("HUMAN", "h", { dueIn: "2h" })]));
+    const none = await open(workflow([node("HUMAN", "h")]));
+    const due1h = await open(workflow([node("HUMAN", "h", { dueIn: "1h" })]));
+    const mine = new Set([due2h.items[0]!.id, none.items[0]!.id, due1h.items[0]!.id]);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await listHumanTasks(h.deps(), { namespaceId: h.namespaceId, actor: op.actor, view: "all", limit: 1, ...(cursor === undefined ? {} : { cursor }) });
+      if (!result.ok) throw new Error(result.message);
+      seen.push(...result.items.map((i) => i.id));
+      if (result.nextCursor === null) break;
+      cursor = result.nextCursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => mine.has(id))).toEqual([due1h.items[0]!.id, due2h.items[0]!.id, none.items[0]!.id]);
+    const closedFirst = await person();
+    await submit(closedFirst, none.items[0]!.id, "approve");
+    await submit(closedFirst, due1h.items[0]!.id, "approve");
+    const closed = await listHumanTasks(h.deps(), { namespaceId: h.namespaceId, actor: closedFirst.actor, view: "all", state: "closed" });
+    expect(closed.ok && closed.items.map((i) => i.id).slice(0, 2)).toEqual([due1h.items[0]!.id, none.items[0]!.id]);
+    expect(await listHumanTasks(h.deps(), { namespaceId: h.namespaceId, actor: op.actor, view: "all", cursor: "nope" })).toMatchObject({ ok: false, code: "invalid-input" });
+  });
+});
+
 describe("submitting", () => {
   it("a schema mismatch is refused with field errors and changes nothing; a valid one completes with the contract's output", async () => {
     const ann = await person();
@@ -243,6 +270,12 @@ describe("submitting", () => {
     const task = (await h.tasks(runId)).find((t) => t.refName === "approve")!;
     expect(task).toMatchObject({ status: "COMPLETED", output: { amount: 5, email: "a@b.co", requester: "ann", outcome: "approve", completedBy: { userId: ann.id, email: ann.email } } });
     expect(await item(id)).toMatchObject({ status: "COMPLETED", outcome: "approve", completedByUserId: ann.id });
+    expect((await h.audit(runId)).find((a) => a.action === "human-task.complete")).toMatchObject({
+      actorType: "user",
+      actorId: ann.id,
+      details: { humanTaskId: id, outcome: "approve", completedBy: { userId: ann.id, email: ann.email }, taskType: "HUMAN", status: "COMPLETED" },
+    });
+    expect((await h.events(runId)).find((e) => e.type === "TASK_COMPLETED" && e.refName === "approve")?.data).toMatchObject({ outcome: "approve", actor: { type: "user", id: ann.id } });
     await h.drive();
     expect(summary(await h.tasks(runId)).map(([ref, , status]) => [ref, status])).toEqual([
       ["approve", "COMPLETED"],
@@ -272,6 +305,7 @@ describe("submitting", () => {
     const id = twice.items[0]!.id;
     expect(await submit(ann, id, "approve")).toMatchObject({ ok: true, status: "APPROVAL_RECORDED", item: { status: "PENDING", approvalsRequired: 2, approvalsGiven: 1 } });
     expect(await submit(ann, id, "approve")).toMatchObject({ ok: false, code: "conflict" });
+    expect(await claim(ann, id)).toMatchObject({ ok: false, code: "conflict" });
     expect(await submit(bob, id, "approve", { note: "fine" })).toMatchObject({ ok: true, status: "COMPLETED" });
     const task = (await h.tasks(twice.id))[0]!;
     expect(task.output).toMatchObject({ note: "fine", outcome: "approve", completedBy: { userId: bob.id } });
@@ -435,6 +469,22 @@ describe("deadlines and escalation", () => {
     const handled = await h.drive();
     expect(handled.map((t) => t.input)).toEqual([{ o: "reject", by: null }]);
     expect((await h.execution(id)).status).toBe("COMPLETED");
+  });
+
+  it("an escalation timeout is a timeout like any other: with timeoutPolicy RETRY the retry opens a new item with its own deadline", async () => {
+    const { id, items: rows } = await open(workflow([{ ...node("HUMAN", "h", { dueIn: "1h", escalation: [{ action: "timeout" }] }), policy: { retryCount: 1, retryDelaySeconds: 0, timeoutPolicy: "RETRY" } }]));
+    expect(rows).toHaveLength(1);
+    expect((await fire(Date.now() + 3600_000 + 1000)).escalations).toEqual([expect.objectContaining({ action: "timeout" })]);
+    await h.evaluate();
+    await h.evaluate();
+    const after = await items(id);
+    expect(after.map((r) => r.status)).toEqual(["EXPIRED", "PENDING"]);
+    expect(after[1]!.taskId).not.toBe(after[0]!.taskId);
+    expect(summary(await h.tasks(id))).toEqual([
+      ["h", 0, "TIMED_OUT"],
+      ["h", 1, "IN_PROGRESS"],
+    ]);
+    expect(await h.t.db.selectFrom("Timers").select("taskId").where("workflowId", "=", id).where("kind", "=", "humanEscalation").execute()).toEqual([{ taskId: after[1]!.taskId }]);
   });
 
   it("a timer for a task already completed is dropped", async () => {

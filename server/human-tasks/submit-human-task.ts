@@ -126,7 +126,7 @@ export async function submitHumanTaskInTransaction(
   }
   const completedBy = who.kind === "user" ? { userId: who.userId, email: who.email } : null;
   if (input.status === "FAILED") {
-    return { ...(await endExternalTask(trx, now, wf, task, { actor: input.actor, status: "FAILED", output: input.output ?? {}, reason: input.reason, completedByUserId: userId, details: { humanTaskId: row.id } })), humanTaskId: row.id };
+    return { ...(await endExternalTask(trx, now, wf, task, { actor: input.actor, status: "FAILED", output: input.output ?? {}, reason: input.reason, completedByUserId: userId, auditAction: "human-task.complete", details: { humanTaskId: row.id } })), humanTaskId: row.id };
   }
 
   const { outcome, data: submitted } = splitOutput(input);
@@ -200,6 +200,7 @@ export async function submitHumanTaskInTransaction(
     output,
     completedByUserId: userId,
     outcome: outcome ?? null,
+    auditAction: "human-task.complete",
     details: { humanTaskId: row.id, outcome: outcome ?? null, completedBy, ...(input.asSystem === true ? { escalated: true } : {}) },
   });
   return { ...ended, humanTaskId: row.id };

@@ -14,12 +14,18 @@ import { SSE_HEARTBEAT, Waker, sseMessage, sseResponse } from "./sse";
  * namespace. The client refetches its inbox and counts on each — the message
  * says only that something changed, never what the task holds, so it needs no
  * per-user filtering and costs no query. A `resync` (the LISTEN connection
- * came back, or notifications are off and a poll interval passed) means the
- * same: refetch.
+ * came back, or a poll interval passed: 10 s with notifications off, 60 s
+ * with them) means the same: refetch.
  */
 
 /** Without notifications (NODE_FLOW_NOTIFICATIONS=off) the stream asks for a refetch this often. */
 const POLL_RESYNC_MS = 10_000;
+/**
+ * With them, still this often: NOTIFY is an optimisation, never a guarantee
+ * (DESIGN.md invariant 7), and a refetch a minute is the interval that bounds
+ * a missed one.
+ */
+const SAFETY_RESYNC_MS = 60_000;
 /** Distinct tasks queued for a slow client before it is told to refetch instead. */
 const MAX_PENDING = 500;
 
@@ -30,7 +36,7 @@ export async function* inboxStream(
   options: { heartbeatMs?: number; pollResyncMs?: number } = {},
 ): AsyncGenerator<string, void, undefined> {
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
-  const pollResyncMs = options.pollResyncMs ?? POLL_RESYNC_MS;
+  const pollResyncMs = options.pollResyncMs ?? (notifier === null ? POLL_RESYNC_MS : SAFETY_RESYNC_MS);
   const waker = new Waker();
   // Latest status per task: a task that changed three times while the client was slow is sent once.
   let queued = new Map<string, string>();
@@ -51,10 +57,10 @@ export async function* inboxStream(
   try {
     yield "retry: 1000\n\n";
     while (!signal.aborted) {
-      const deadline = Math.min(nextHeartbeat, notifier === null ? nextPollResync : Infinity);
+      const deadline = Math.min(nextHeartbeat, nextPollResync);
       await waker.wait(Math.max(0, deadline - Date.now()), signal);
       if (signal.aborted) return;
-      if (notifier === null && Date.now() >= nextPollResync) {
+      if (Date.now() >= nextPollResync) {
         nextPollResync = Date.now() + pollResyncMs;
         needsResync = true;
       }

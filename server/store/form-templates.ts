@@ -53,33 +53,30 @@ export async function listFormTemplateVersions(db: Executor, namespaceId: string
 }
 
 /**
- * Saves the next version of a template (1 for a new name). Two saves racing
- * for the same next number: one hits UNIQUE (namespaceId, name, version) and
- * is retried once with the number after it, so neither is lost.
+ * Saves the next version of a template (1 for a new name). Saves of one
+ * template are serialised by a transaction-scoped advisory lock on its
+ * (namespace, name), so two racing saves get versions n and n + 1 rather than
+ * one of them failing on UNIQUE (namespaceId, name, version). Runs in the
+ * caller's transaction, or opens one.
  */
 export async function createFormTemplateVersion(
   db: Executor,
   input: { namespaceId: string; name: string; description?: string | null; schema: unknown; uiSchema: unknown; createdBy: string | null },
 ): Promise<FormTemplateRow> {
-  for (let attempt = 0; ; attempt++) {
-    const latest = await getFormTemplate(db, input.namespaceId, input.name);
-    try {
-      return await db
-        .insertInto("FormTemplates")
-        .values({
-          namespaceId: input.namespaceId,
-          name: input.name,
-          version: (latest?.version ?? 0) + 1,
-          description: input.description ?? null,
-          schema: json(input.schema),
-          uiSchema: json(input.uiSchema ?? {}),
-          createdBy: input.createdBy,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    } catch (error) {
-      if (attempt < 2 && (error as { code?: unknown }).code === "23505" && !db.isTransaction) continue;
-      throw error;
-    }
-  }
+  if (!db.isTransaction) return db.transaction().execute((trx) => createFormTemplateVersion(trx, input));
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`form-template:${input.namespaceId}:${input.name}`}, 0))`.execute(db);
+  const latest = await getFormTemplate(db, input.namespaceId, input.name);
+  return db
+    .insertInto("FormTemplates")
+    .values({
+      namespaceId: input.namespaceId,
+      name: input.name,
+      version: (latest?.version ?? 0) + 1,
+      description: input.description ?? null,
+      schema: json(input.schema),
+      uiSchema: json(input.uiSchema ?? {}),
+      createdBy: input.createdBy,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -8,6 +8,12 @@ const h = useActionHarness();
 
 const complete = (workflowId: string, extra: Record<string, unknown>, namespaceId = h.namespaceId, actor = h.actor) =>
   completeExternalTask(h.deps(), { namespaceId, workflowId, actor, ...extra });
+/** A user who is a viewer of the harness's namespace: eligible for a HUMAN task assigned to anyone. */
+async function member(): Promise<{ id: string }> {
+  const user = await h.t.db.insertInto("Users").values({ email: `u-${randomUUID().slice(0, 8)}@example.com` }).returning("id").executeTakeFirstOrThrow();
+  await h.t.db.insertInto("NamespaceMembers").values({ namespaceId: h.namespaceId, userId: user.id, role: "viewer" }).execute();
+  return user;
+}
 const signalWait = (ref: string) => ({ ref, type: "WAIT", signal: true, position: { x: 0, y: 0 } });
 
 describe("completeExternalTask", () => {
@@ -42,7 +48,7 @@ describe("completeExternalTask", () => {
   });
 
   it("completes a HUMAN task and closes its inbox row with the response and the user who gave it", async () => {
-    const user = await h.t.db.insertInto("Users").values({ email: `u-${randomUUID().slice(0, 8)}@example.com` }).returning("id").executeTakeFirstOrThrow();
+    const user = await member();
     const name = await h.register(workflow([node("HUMAN", "approve"), simple("after", { input: { outcome: "${approve.output.outcome}" } })], chain("approve", "after")));
     const id = await h.start(name);
     await h.evaluate();
@@ -60,7 +66,10 @@ describe("completeExternalTask", () => {
     const name = await h.register(workflow([{ ...node("HUMAN", "approve"), policy: { retryCount: 0 } }]));
     const id = await h.start(name);
     await h.evaluate();
-    expect(await complete(id, { taskRef: "approve", status: "FAILED", reason: "rejected by legal" })).toMatchObject({ ok: true, status: "FAILED" });
+    // A HUMAN task goes through the human-task rules: someone who is not a member of the namespace may not end it.
+    expect(await complete(id, { taskRef: "approve", status: "FAILED", reason: "rejected by legal" })).toMatchObject({ ok: false, code: "forbidden" });
+    const user = await member();
+    expect(await complete(id, { taskRef: "approve", status: "FAILED", reason: "rejected by legal" }, h.namespaceId, { type: "user", id: user.id })).toMatchObject({ ok: true, status: "FAILED" });
     await h.drive();
     const wf = await h.execution(id);
     expect(wf.status).toBe("FAILED");

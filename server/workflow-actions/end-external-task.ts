@@ -33,6 +33,8 @@ export async function endExternalTask(
     outcome?: string | null;
     /** Extra AuditEvents details (the human task's id, outcome). */
     details?: Record<string, unknown>;
+    /** The AuditEvents action; "task.complete" by default, "human-task.complete" for an inbox item. */
+    auditAction?: string;
   },
 ): Promise<{ ok: true; workflowId: string; taskId: string; ref: string; status: "COMPLETED" | "FAILED" }> {
   const reason = input.status === "FAILED" ? (input.reason ?? `Failed by ${input.actor.type} ${input.actor.id}`) : null;
@@ -52,7 +54,7 @@ export async function endExternalTask(
   await recordAction(trx, {
     wf,
     actor: input.actor,
-    action: "task.complete",
+    action: input.auditAction ?? "task.complete",
     events: [
       {
         type: input.status === "COMPLETED" ? "TASK_COMPLETED" : "TASK_FAILED",

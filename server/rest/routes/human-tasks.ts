@@ -8,6 +8,7 @@ import { submitHumanTask } from "../../human-tasks/submit-human-task";
 import type { HumanRefusal } from "../../human-tasks/human-task-support";
 import { actorOf } from "../actor";
 import { defineRoute } from "../define-route";
+import { documentAs } from "../openapi";
 import type { RestDeps } from "../define-route";
 import { HttpProblem, validationProblem } from "../problem";
 import { UuidSchema, limitSchema, pageSchema } from "../schemas";
@@ -43,7 +44,8 @@ export const HumanTaskItemSchema = z
     approvalsRequired: z.int(),
     approvalsGiven: z.int(),
   })
-  .meta({ id: "HumanTask", description: "An inbox item: one HUMAN task attempt." });
+  .meta({ description: "An inbox item: one HUMAN task attempt." });
+documentAs(HumanTaskItemSchema, "HumanTask");
 
 const HumanTaskDetailSchema = HumanTaskItemSchema.extend({
   schema: z.record(z.string(), z.unknown()),
@@ -56,7 +58,8 @@ const HumanTaskDetailSchema = HumanTaskItemSchema.extend({
   response: z.record(z.string(), z.unknown()).nullable(),
   completedBy: UserRefSchema.nullable(),
   completedAt: z.string().nullable(),
-}).meta({ id: "HumanTaskDetail" });
+});
+documentAs(HumanTaskDetailSchema, "HumanTaskDetail");
 
 const Params = z.object({ id: UuidSchema });
 
