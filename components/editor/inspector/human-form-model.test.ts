@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { HumanField } from "./human-form-model";
-import { HUMAN_FIELD_TYPES, changeFieldType, fieldProblems, fieldsToForm, formToFields, freshKey, keyFromLabel, move, moveInputKey } from "./human-form-model";
+import { HUMAN_FIELD_TYPES, changeFieldType, defaultFromText, defaultToText, fieldProblems, fieldsToForm, formToFields, freshKey, keyAfterLabel, keyFromLabel, move, moveInputKey } from "./human-form-model";
 
 const every: HumanField[] = [
   { key: "name", type: "text", label: "Name", required: true, minLength: 2, maxLength: 40, pattern: "^[A-Z]" },
@@ -149,5 +149,34 @@ describe("helpers", () => {
     expect(changeFieldType({ key: "a", type: "text", label: "A", required: true, maxLength: 3, help: "h" }, "email")).toEqual({ key: "a", type: "email", label: "A", required: true, maxLength: 3, help: "h" });
     expect(changeFieldType({ key: "a", type: "text", label: "A", required: false, maxLength: 3 }, "number")).toEqual({ key: "a", type: "number", label: "A", required: false });
     expect(changeFieldType({ key: "a", type: "text", label: "A", required: false }, "select").options).toEqual(["Option 1"]);
+  });
+});
+
+describe("defaults and keys", () => {
+  const number: HumanField = { key: "amount", type: "number", label: "Amount", required: false };
+  it("defaultFromText keeps expressions and types literals", () => {
+    expect(defaultFromText(number, "${workflow.input.amount}")).toBe("${workflow.input.amount}");
+    expect(defaultFromText(number, "42")).toBe(42);
+    expect(defaultFromText(number, "4x")).toBe("4x");
+    expect(defaultFromText({ ...number, type: "checkbox" }, "true")).toBe(true);
+    expect(defaultFromText({ ...number, type: "multiselect" }, '["a"]')).toEqual(["a"]);
+    expect(defaultFromText({ ...number, type: "text" }, "42")).toBe("42");
+    expect(defaultFromText(number, "")).toBeUndefined();
+    expect(defaultToText(42)).toBe("42");
+    expect(defaultToText("x")).toBe("x");
+    expect(defaultToText(undefined)).toBe("");
+  });
+
+  it("keyAfterLabel follows the label until someone chose the key", () => {
+    const fields: HumanField[] = [
+      { key: "field", type: "text", label: "Field 1", required: false },
+      { key: "total", type: "number", label: "Total", required: false },
+      { key: "my_key", type: "text", label: "Anything", required: false },
+    ];
+    expect(keyAfterLabel(fields, 0, "Cost centre")).toBe("cost_centre");
+    expect(keyAfterLabel(fields, 0, "Total")).toBe("total_2");
+    expect(keyAfterLabel(fields, 1, "Grand total")).toBe("grand_total");
+    expect(keyAfterLabel(fields, 2, "Something else")).toBe("my_key");
+    expect(keyAfterLabel(fields, 0, "")).toBe("field");
   });
 });

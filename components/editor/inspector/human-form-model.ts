@@ -319,3 +319,47 @@ export function moveInputKey(input: Readonly<Record<string, unknown>> | undefine
   }
   return Object.keys(next).length > 0 ? next : undefined;
 }
+
+/**
+ * A default typed into the builder as the value stored in `input[key]`: an
+ * expression stays text (resolved when the task opens); a literal becomes the
+ * field's type, so a number field's "5" pre-fills 5, not "5" (which its own
+ * schema would refuse).
+ */
+export function defaultFromText(field: HumanField, text: string): unknown {
+  if (text === "") return undefined;
+  if (text.includes("${")) return text;
+  const t = text.trim();
+  if (field.type === "number" && t !== "" && Number.isFinite(Number(t))) return Number(t);
+  if (field.type === "checkbox" && (t === "true" || t === "false")) return t === "true";
+  if (field.type === "multiselect" && t.startsWith("[")) {
+    try {
+      const parsed: unknown = JSON.parse(t);
+      if (Array.isArray(parsed)) return parsed;
+    } catch {
+      // Not JSON yet (still being typed): kept as text.
+    }
+  }
+  return text;
+}
+
+/** How a stored default reads in the builder's text field. */
+export function defaultToText(value: unknown): string {
+  return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * The key a field gets when its label changes: a key still as generated
+ * (`field`, `field_2`) or still derived from the old label follows the new
+ * label; a key someone chose stays.
+ */
+export function keyAfterLabel(fields: readonly HumanField[], index: number, label: string): string {
+  const field = fields[index];
+  if (!field) return "field";
+  const auto = /^field(_\d+)?$/.test(field.key) || field.key === keyFromLabel(field.label);
+  if (!auto || label.trim() === "") return field.key;
+  return freshKey(
+    fields.filter((_, i) => i !== index),
+    keyFromLabel(label),
+  );
+}

@@ -15,10 +15,13 @@ import {
   HUMAN_FIELD_TYPES,
   HUMAN_FIELD_TYPE_LABELS,
   changeFieldType,
+  defaultFromText,
+  defaultToText,
   fieldProblems,
   fieldsToForm,
   formToFields,
   freshKey,
+  keyAfterLabel,
   keyFromLabel,
   move,
   moveInputKey,
@@ -226,7 +229,19 @@ function FormSection({ node, readOnly, onChange, completions, namespace }: Human
                     problems={problems.get(i) ?? []}
                     readOnly={readOnly}
                     ref_={node.ref}
-                    onDefault={(v) => onChange(withField(node, "input", v === undefined ? moveInputKey(input, field.key, undefined) : { ...input, [field.key]: v }), `input.${field.key}`)}
+                    onDefault={(text) => {
+                      const v = defaultFromText(field, text);
+                      onChange(withField(node, "input", v === undefined ? moveInputKey(input, field.key, undefined) : { ...input, [field.key]: v }), `input.${field.key}`);
+                    }}
+                    onLabel={(label) => {
+                      // A generated key follows the label as it is typed (one undo step with it).
+                      const key = keyAfterLabel(fields, i, label);
+                      setFields(
+                        fields.map((f, j) => (j === i ? { ...f, label, key } : f)),
+                        `form.${i}.label`,
+                        key === field.key ? null : { input: moveInputKey(input, field.key, key) },
+                      );
+                    }}
                     onMove={(to) => {
                       setFields(move(fields, i, to), step("form.move"));
                       setOpen(to);
@@ -294,6 +309,7 @@ function FieldCard({
   onType,
   onRenameKey,
   onDefault,
+  onLabel,
   onMove,
   onRemove,
 }: {
@@ -310,14 +326,16 @@ function FieldCard({
   onPatch: (patch: Partial<HumanField>, key: string) => void;
   onType: (type: HumanFieldType) => void;
   onRenameKey: (to: string) => string | null;
-  onDefault: (value: unknown) => void;
+  /** The default as typed; stored typed (defaultFromText). */
+  onDefault: (text: string) => void;
+  onLabel: (label: string) => void;
   onMove: (to: number) => void;
   onRemove: () => void;
 }) {
   const n = index + 1;
   const [keyError, setKeyError] = useState<string | null>(null);
   const textual = field.type === "text" || field.type === "textarea" || field.type === "email" || field.type === "url";
-  const defaultText = defaultValue === undefined ? "" : typeof defaultValue === "string" ? defaultValue : JSON.stringify(defaultValue);
+  const defaultText = defaultToText(defaultValue);
   const title = field.label || field.key;
   return (
     <Disclosure className="rounded-xl border border-separator" data-field-key={field.key} data-invalid={problems.length > 0 || undefined} isExpanded={open} onExpandedChange={onOpenChange}>
@@ -381,7 +399,7 @@ function FieldCard({
                   </ListBox>
                 </Select.Popover>
               </Select>
-              <TextField isReadOnly={readOnly} value={field.label} onChange={(label) => onPatch({ label }, "label")}>
+              <TextField isReadOnly={readOnly} value={field.label} onChange={onLabel}>
                 <Label>Label</Label>
                 <Input />
               </TextField>
@@ -454,7 +472,7 @@ function FieldCard({
                   readOnly={readOnly}
                   singleLine
                   value={defaultText}
-                  onChange={(text) => onDefault(text === "" ? undefined : text)}
+                  onChange={onDefault}
                 />
                 <Description>An expression or a value, resolved when the task opens (stored as the node&apos;s input.{field.key}).</Description>
               </div>
