@@ -48,6 +48,13 @@ async function connect(page: Page, from: string, to: string) {
   await page.mouse.up();
 }
 
+/** Types into a one-line CodeMirror field (completion closed after). */
+async function typeExpression(page: Page, field: Locator, text: string) {
+  await field.click();
+  await page.keyboard.insertText(text);
+  await page.keyboard.press("Escape");
+}
+
 async function choose(page: Page, trigger: Locator, option: string) {
   await trigger.click();
   await page.getByRole("option", { name: option, exact: true }).click();
@@ -117,6 +124,8 @@ test("a HUMAN form designed in the inspector is saved as JSON Schema and UI sche
   await amount.getByText("Required", { exact: true }).click();
   await amount.getByLabel("Maximum").fill("100");
   await amount.getByLabel("Maximum").blur();
+  // Pre-filled from the run's input when the task opens.
+  await typeExpression(page, amount.getByRole("textbox", { name: "Default value" }), "${workflow.input.amount}");
 
   // Field 2: a comment.
   await inspector.getByRole("button", { name: "Add field" }).click();
@@ -124,6 +133,14 @@ test("a HUMAN form designed in the inspector is saved as JSON Schema and UI sche
   await comment.getByRole("textbox", { name: "Label" }).fill("Comment");
   await comment.getByRole("textbox", { name: "Key" }).fill("comment");
   await comment.getByRole("textbox", { name: "Key" }).press("Enter");
+
+  // Field 3: read-only context from the run; its key follows its label.
+  await inspector.getByRole("button", { name: "Add field" }).click();
+  const order = inspector.getByRole("group", { name: "Field 3" });
+  await order.getByRole("textbox", { name: "Label" }).fill("Order");
+  await expect(order.getByRole("textbox", { name: "Key" })).toHaveValue("order");
+  await order.getByText("Read-only context", { exact: true }).click();
+  await typeExpression(page, order.getByRole("textbox", { name: "Value" }), "${workflow.input.order}");
 
   // The live preview draws the form and checks it against the schema as the inbox will.
   const preview = inspector.getByRole("region", { name: "Form preview" });
@@ -144,11 +161,12 @@ test("a HUMAN form designed in the inspector is saved as JSON Schema and UI sche
   expect(human.form).toEqual({
     schema: {
       type: "object",
-      properties: { amount: { type: "number", title: "Amount", maximum: 100 }, comment: { type: "string", title: "Comment" } },
+      properties: { amount: { type: "number", title: "Amount", maximum: 100 }, comment: { type: "string", title: "Comment" }, order: { type: "string", title: "Order" } },
       required: ["amount"],
     },
-    uiSchema: { "ui:order": ["amount", "comment"] },
+    uiSchema: { order: { "ui:readonly": true }, "ui:order": ["amount", "comment", "order"] },
   });
+  expect(human.input).toEqual({ amount: "${workflow.input.amount}", order: "${workflow.input.order}" });
 
 });
 
@@ -166,7 +184,11 @@ test("the run lands in the reviewer's open inbox live; refused on the field, the
     // The owner runs the saved version from the editor and watches its diagram.
     await page.goto(`/workflows/${workflow}`);
     await page.getByRole("button", { name: "Run", exact: true }).click();
-    await page.getByRole("dialog", { name: "Run workflow" }).getByRole("button", { name: "Start run" }).click();
+    const runDialog = page.getByRole("dialog", { name: "Run workflow" });
+    await runDialog.getByRole("textbox", { name: "Input JSON" }).click();
+    await page.keyboard.press("Control+a");
+    await page.keyboard.insertText('{"amount": 120, "order": "PO-7"}');
+    await runDialog.getByRole("button", { name: "Start run" }).click();
     await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
     runId = new URL(page.url()).pathname.split("/").at(-1)!;
     await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS", { timeout: 15_000 });
@@ -180,8 +202,14 @@ test("the run lands in the reviewer's open inbox live; refused on the field, the
     const task = them.getByRole("article", { name: TITLE });
     await expect(task.getByRole("link", { name: new RegExp(workflow) })).toHaveAttribute("href", `/executions/${runId}`);
 
+    // Pre-filled from the run: the amount as its default, the order as read-only context.
+    await expect(task.getByLabel("Amount")).toHaveValue("120");
+    await expect(task.getByLabel("Order")).toHaveValue("PO-7");
+    await expect(task.getByLabel("Order")).not.toBeEditable();
+    await task.getByRole("button", { name: "Run context" }).click();
+    await expect(task.getByLabel("Workflow input")).toContainText('"order": "PO-7"');
+
     // Over the maximum: the error is on the field, and the server saw nothing.
-    await task.getByLabel("Amount").fill("500");
     await task.getByLabel("Comment").fill("Receipts attached");
     await task.getByRole("button", { name: "Approve" }).click();
     await expect(task.locator('[data-field="amount"]')).toHaveAttribute("data-invalid", "true");
@@ -206,7 +234,7 @@ test("the run lands in the reviewer's open inbox live; refused on the field, the
     expect(row.completedByUserId).toBe(user.id);
     const output = await db.selectFrom("TaskExecutions").select(["status", "output"]).where("workflowId", "=", runId).where("refName", "=", "human").executeTakeFirstOrThrow();
     expect(output.status).toBe("COMPLETED");
-    expect(output.output).toMatchObject({ amount: 50, comment: "Receipts attached", outcome: "Approve", completedBy: { userId: user.id, email: reviewer.email } });
+    expect(output.output).toMatchObject({ amount: 50, comment: "Receipts attached", order: "PO-7", outcome: "Approve", completedBy: { userId: user.id, email: reviewer.email } });
 
     // Nothing left for them: the badge goes away, live.
     await expect(them.getByTestId("inbox-count")).toHaveCount(0);
@@ -248,7 +276,7 @@ test("the form saved as a template is reused by another workflow, pinned to its 
   const row = await db.selectFrom("FormTemplates").select(["version", "schema", "uiSchema"]).where("name", "=", template).executeTakeFirstOrThrow();
   expect(row.version).toBe(1);
   expect(row.schema).toMatchObject({ properties: { amount: { type: "number", maximum: 100 } }, required: ["amount"] });
-  expect(row.uiSchema).toEqual({ "ui:order": ["amount", "comment"] });
+  expect(row.uiSchema).toEqual({ order: { "ui:readonly": true }, "ui:order": ["amount", "comment", "order"] });
 
   const other = `e2e-reuse-${suffix}`;
   await page.goto("/workflows/new");

@@ -78,6 +78,17 @@ function previewData(fields: readonly HumanField[], input: Json | undefined): Js
   return out;
 }
 
+/** The preview's UI schema: a field filled by an expression shows the expression as its placeholder. */
+function previewUiSchema(uiSchema: Json, input: Json | undefined): Json {
+  const out: Json = { ...uiSchema };
+  for (const [key, v] of Object.entries(input ?? {})) {
+    if (typeof v !== "string" || !containsExpression(v)) continue;
+    const own = isRecord(out[key]) ? out[key] : {};
+    out[key] = { ...own, "ui:placeholder": v };
+  }
+  return out;
+}
+
 /** The sections of the HUMAN inspector: assignment, the form (builder, templates, preview) and escalation. */
 export function HumanSections({ node, readOnly, onChange, completions, namespace }: HumanSectionProps) {
   const human = node as HumanNode;
@@ -517,7 +528,7 @@ function FormPreview({ form, input, outcomes, fields, namespace }: { form: Json;
               idPrefix="preview"
               outcomes={outcomes}
               schema={inline?.schema ?? { type: "object", properties: {} }}
-              uiSchema={inline?.uiSchema}
+              uiSchema={previewUiSchema(inline?.uiSchema ?? {}, input)}
               onSubmit={(outcome, data) => setResult(`${outcome ? `${outcome}: ` : ""}${JSON.stringify(data)}`)}
             />
           )}
