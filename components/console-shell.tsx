@@ -1,13 +1,12 @@
 "use client";
 
 import { Button, Drawer } from "@heroui/react";
-import Link from "next/link";
 import { usePathname } from "next/navigation";
 import type { ReactNode } from "react";
 import { useState } from "react";
 import { ConsoleSessionProvider, useNamespace } from "./console-session";
 import type { InitialConsoleSession } from "./console-session";
-import { InboxIcon, MenuIcon } from "./icons";
+import { MenuIcon } from "./icons";
 import { InboxCountBadge } from "./inbox/inbox-badge";
 import { useInboxStream } from "./inbox/use-inbox-stream";
 import { NamespaceSwitcher } from "./namespace-switcher";
@@ -90,16 +89,14 @@ function MobileTopBar() {
     <header className="sticky top-0 z-30 flex h-14 items-center justify-between gap-3 border-b border-separator bg-background/85 px-4 backdrop-blur-md md:hidden">
       <Wordmark />
       <div className="flex items-center gap-2">
-        {/* On a phone the navigation is behind the menu: the inbox and its count stay one tap away. */}
-        <Link className="relative flex size-9 items-center justify-center rounded-lg text-muted hover:bg-default hover:text-foreground" href="/inbox">
-          <InboxIcon aria-hidden className="size-5" />
-          <span className="sr-only">Inbox</span>
-          <InboxCountBadge className="absolute -top-0.5 -right-0.5" />
-        </Link>
         <UserMenu compact />
         <Drawer isOpen={open} onOpenChange={setOpen}>
-          <Button aria-label="Open navigation" isIconOnly size="sm" variant="ghost">
+          <Button aria-label="Open navigation" className="relative" isIconOnly size="sm" variant="ghost">
             <MenuIcon className="size-5" />
+            {/* The inbox count shows through the closed menu; it is read out on the Inbox link inside. */}
+            <span aria-hidden className="absolute -top-1 -right-1">
+              <InboxCountBadge className="" />
+            </span>
           </Button>
           <Drawer.Backdrop variant="blur">
             <Drawer.Content className="max-w-[18rem]" placement="left">
