@@ -30,6 +30,8 @@ const reviewer = { email: `rita.${suffix}@e2e.example`, displayName: `Rita ${suf
 const workflow = `e2e-approval-${suffix}`;
 const TITLE = `Approve expense ${suffix}`;
 let runId = "";
+/** The second workflow's run: its task ends up assigned to the reviewer. */
+let reuseRun = "";
 
 const node = (page: Page, ref: string): Locator => page.locator(`.react-flow__node[data-id="${ref}"]`);
 const runState = (page: Page, ref: string): Locator => node(page, ref).locator("[data-run-status]");
@@ -306,7 +308,7 @@ test("the form saved as a template is reused by another workflow, pinned to its 
   await page.getByRole("button", { name: "Run", exact: true }).click();
   await page.getByRole("dialog", { name: "Run workflow" }).getByRole("button", { name: "Start run" }).click();
   await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
-  const reuseRun = new URL(page.url()).pathname.split("/").at(-1)!;
+  reuseRun = new URL(page.url()).pathname.split("/").at(-1)!;
   await expect.poll(async () => (await db.selectFrom("HumanTasks").select("status").where("workflowId", "=", reuseRun).executeTakeFirst())?.status, { timeout: 15_000 }).toBe("PENDING");
 
   await page.goto("/inbox?tab=unclaimed");
@@ -326,4 +328,38 @@ test("the form saved as a template is reused by another workflow, pinned to its 
   const user = await db.selectFrom("Users").select("id").where("email", "=", reviewer.email).executeTakeFirstOrThrow();
   const assigned = await db.selectFrom("HumanTasks").select(["assigneeKind", "assigneeUserId", "status"]).where("workflowId", "=", reuseRun).executeTakeFirstOrThrow();
   expect(assigned).toEqual({ assigneeKind: "user", assigneeUserId: user.id, status: "PENDING" });
+});
+
+test("two tabs submit one task: the first wins, the second is told plainly, and nothing changes twice", async ({ browser, baseURL }) => {
+  test.slow();
+  expect(reuseRun).not.toBe("");
+  const { id } = await db.selectFrom("HumanTasks").select("id").where("workflowId", "=", reuseRun).executeTakeFirstOrThrow();
+  const first = await signedOutPage(browser, baseURL);
+  try {
+    await signInThroughUi(first, reviewer);
+    // A second tab of the same person that hears nothing live (its stream cut), so it still shows the task open.
+    const second = await first.context().newPage();
+    await second.route("**/api/inbox/stream**", (route) => route.abort());
+    for (const p of [first, second]) await p.goto(`/inbox?tab=mine&task=${id}`);
+    const a = first.getByRole("article", { name: `Reuse ${suffix}` });
+    const b = second.getByRole("article", { name: `Reuse ${suffix}` });
+    await expect(b.getByRole("button", { name: "approve" })).toBeEnabled();
+
+    await a.getByLabel("Amount").fill("10");
+    await a.getByRole("button", { name: "reject" }).click();
+    await expect(a.getByRole("status")).toContainText("Completed");
+
+    await b.getByLabel("Amount").fill("20");
+    await b.getByRole("button", { name: "approve" }).click();
+    await expect(b.getByRole("alert").filter({ hasText: "This task has moved on" })).toBeVisible();
+    // The refusal reloads the task: it shows what the first tab submitted.
+    await expect(b.getByLabel("Amount")).toHaveValue("10");
+
+    const row = await db.selectFrom("HumanTasks").select(["status", "outcome"]).where("id", "=", id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: "COMPLETED", outcome: "reject" });
+    const output = await db.selectFrom("TaskExecutions").select("output").where("workflowId", "=", reuseRun).where("refName", "=", "human").executeTakeFirstOrThrow();
+    expect(output.output).toMatchObject({ amount: 10, outcome: "reject" });
+  } finally {
+    await first.context().close();
+  }
 });
