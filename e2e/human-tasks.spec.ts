@@ -6,13 +6,17 @@ import { SIGNED_OUT, openE2eDb, signInThroughUi, uniqueSuffix } from "./identity
 
 /**
  * Issue 9 end to end, the way people do it: an editor designs a HUMAN form in
- * the inspector (drag from the palette, two fields, one a required number with
- * a maximum, outcomes Approve/Reject, assigned to a colleague), saves and runs
- * it; the colleague signs in, finds the task in the inbox (the badge counts
- * it), submits once with a value over the maximum — refused on the field, and
- * nothing changes — then correctly; the run goes on, live on its diagram. The
- * database is asserted after each step that matters. Then the inbox on a
- * 390 px phone: list, then detail, no sideways scroll.
+ * the inspector (drag from the palette; a required number with a maximum and a
+ * default from the run's input, a comment, a read-only context field; outcomes
+ * Approve/Reject; assigned to a colleague) and saves it. The colleague has the
+ * inbox open when the run starts: the task and the badge arrive live. The
+ * pre-filled amount is over the maximum, so the first submit is refused on the
+ * field in the browser; a request rewritten past the browser is refused by the
+ * server, its field error drawn on the field; then it is completed and the run
+ * goes on, live on its diagram. The form is saved as a template, reused by a
+ * second workflow, its task reassigned by an operator, and two tabs submit it at
+ * once: one wins, the other is told. The database is asserted after each step
+ * that matters; the inbox is checked on a 390 px phone.
  */
 
 test.describe.configure({ mode: "serial" });
@@ -222,6 +226,21 @@ test("the run lands in the reviewer's open inbox live; refused on the field, the
 
     await task.getByLabel("Amount").fill("50");
     await expect(task.locator('[data-field="amount"]')).not.toContainText("must be <= 100");
+
+    // A client that skips the browser's check (the request rewritten on its way out): the server's own
+    // validation refuses it, and its field error lands on the field.
+    await them.route("**/api/trpc/humanTasks.submit**", async (route) => {
+      const body = JSON.parse(route.request().postData() ?? "{}") as Record<string, { data: Record<string, unknown> }>;
+      for (const call of Object.values(body)) call.data.amount = 5000;
+      await route.continue({ postData: JSON.stringify(body) });
+    });
+    await task.getByRole("button", { name: "Approve" }).click();
+    await expect(task.getByRole("alert").filter({ hasText: "Some fields need attention" })).toBeVisible();
+    await expect(task.locator('[data-field="amount"]')).toHaveAttribute("data-invalid", "true");
+    await expect(task.locator('[data-field="amount"] [data-slot="field-error"]')).not.toBeEmpty();
+    expect((await db.selectFrom("HumanTasks").select("status").where("workflowId", "=", runId).executeTakeFirstOrThrow()).status).toBe("PENDING");
+    await them.unroute("**/api/trpc/humanTasks.submit**");
+
     await task.getByRole("button", { name: "Approve" }).click();
     await expect(task.getByRole("status")).toContainText("Completed");
 
