@@ -1,7 +1,8 @@
 "use client";
 
-import { Alert, Button, Description, Form, Input, Label, Modal, Skeleton, Spinner, Switch, TextField } from "@heroui/react";
+import { Alert, Button, Form, Input, Label, ListBox, Modal, Select, Skeleton, Spinner, TextField } from "@heroui/react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { Key } from "react";
 import { useState } from "react";
 import { useNamespace } from "../../console-session";
 import { HumanTaskForm } from "../../forms/human-task-form";
@@ -176,7 +177,6 @@ function SaveTemplateDialog({ namespace, schema, uiSchema, onClose }: { namespac
 function UseTemplateDialog({ namespace, onClose, onUse }: { namespace: string; onClose: () => void; onUse: (ref: TemplateRef) => void }) {
   const trpc = useTRPC();
   const list = useQuery(trpc.formTemplates.list.queryOptions({ namespace }));
-  const [latest, setLatest] = useState(false);
   return (
     <Modal.Backdrop isOpen onOpenChange={(open) => (!open ? onClose() : undefined)}>
       <Modal.Container placement="center" size="md">
@@ -184,36 +184,18 @@ function UseTemplateDialog({ namespace, onClose, onUse }: { namespace: string; o
           <Modal.CloseTrigger />
           <Modal.Header>
             <Modal.Heading>Use a form template</Modal.Heading>
-            <p className="text-sm text-muted">The node then renders the stored form instead of its own fields.</p>
+            <p className="text-sm text-muted">
+              The node then renders the stored form instead of its own fields. A pinned version never changes; &ldquo;Latest&rdquo; takes whatever version is newest when each task opens.
+            </p>
           </Modal.Header>
           <Modal.Body className="flex flex-col gap-3">
-            <Switch isSelected={latest} onChange={setLatest}>
-              <Switch.Content>
-                <Switch.Control>
-                  <Switch.Thumb />
-                </Switch.Control>
-                Follow the latest version
-              </Switch.Content>
-              <Description>Off: the version chosen now, whatever is saved later.</Description>
-            </Switch>
             {list.isPending ? <Skeleton className="h-16 rounded-lg" /> : null}
             {list.error ? <p className="text-sm text-danger">{messageOf(list.error)}</p> : null}
             {list.data && list.data.length === 0 ? <p className="text-sm text-muted">No templates yet: build a form and press Save as template.</p> : null}
             {list.data && list.data.length > 0 ? (
               <ul aria-label="Form templates" className="flex flex-col divide-y divide-separator rounded-xl border border-separator">
                 {list.data.map((t) => (
-                  <li key={t.name} className="flex items-center gap-3 px-3 py-2">
-                    <div className="min-w-0 flex-1">
-                      <p className="truncate font-mono text-sm text-foreground">{t.name}</p>
-                      <p className="truncate text-xs text-muted">
-                        v{t.latestVersion} · <RelativeTime iso={t.updatedAt} />
-                        {t.description ? ` · ${t.description}` : ""}
-                      </p>
-                    </div>
-                    <Button aria-label={`Use ${t.name}`} size="sm" variant="secondary" onPress={() => onUse(latest ? { name: t.name } : { name: t.name, version: t.latestVersion })}>
-                      Use
-                    </Button>
-                  </li>
+                  <TemplateRow key={t.name} template={t} onUse={onUse} />
                 ))}
               </ul>
             ) : null}
@@ -221,6 +203,48 @@ function UseTemplateDialog({ namespace, onClose, onUse }: { namespace: string; o
         </Modal.Dialog>
       </Modal.Container>
     </Modal.Backdrop>
+  );
+}
+
+const LATEST = "latest";
+
+function TemplateRow({ template: t, onUse }: { template: { name: string; latestVersion: number; description: string | null; updatedAt: string }; onUse: (ref: TemplateRef) => void }) {
+  // Versions are consecutive from 1 (the server numbers them under a lock), newest first here.
+  const versions = Array.from({ length: t.latestVersion }, (_, i) => t.latestVersion - i);
+  const [choice, setChoice] = useState<string>(String(t.latestVersion));
+  return (
+    <li className="flex flex-wrap items-center gap-2 px-3 py-2">
+      <div className="min-w-0 flex-1">
+        <p className="truncate font-mono text-sm text-foreground">{t.name}</p>
+        <p className="truncate text-xs text-muted">
+          v{t.latestVersion} · <RelativeTime iso={t.updatedAt} />
+          {t.description ? ` · ${t.description}` : ""}
+        </p>
+      </div>
+      <Select aria-label={`Version of ${t.name}`} className="w-32" value={choice} onChange={(key: Key | null) => setChoice(String(key ?? t.latestVersion))}>
+        <Select.Trigger>
+          <Select.Value />
+          <Select.Indicator />
+        </Select.Trigger>
+        <Select.Popover>
+          <ListBox>
+            <ListBox.Item id={LATEST} textValue="Latest">
+              Latest
+              <ListBox.ItemIndicator />
+            </ListBox.Item>
+            {versions.map((v) => (
+              <ListBox.Item key={v} id={String(v)} textValue={`Version ${v}`}>
+                Version {v}
+                <ListBox.ItemIndicator />
+              </ListBox.Item>
+            ))}
+          </ListBox>
+        </Select.Popover>
+      </Select>
+      <Button aria-label={`Use ${t.name}`} size="sm" variant="secondary" onPress={() => onUse(choice === LATEST ? { name: t.name } : { name: t.name, version: Number(choice) })}>
+        Use
+      </Button>
+    </li>
   );
 }
 
