@@ -4,9 +4,11 @@ import { Button, Drawer } from "@heroui/react";
 import { usePathname } from "next/navigation";
 import type { ReactNode } from "react";
 import { useState } from "react";
-import { ConsoleSessionProvider } from "./console-session";
+import { ConsoleSessionProvider, useNamespace } from "./console-session";
 import type { InitialConsoleSession } from "./console-session";
 import { MenuIcon } from "./icons";
+import { InboxCountBadge } from "./inbox/inbox-badge";
+import { useInboxStream } from "./inbox/use-inbox-stream";
 import { NamespaceSwitcher } from "./namespace-switcher";
 import { NavLinks } from "./nav-links";
 import { ThemeSwitcher } from "./theme-switcher";
@@ -26,7 +28,11 @@ export function ConsoleShell({ session, children }: { session: InitialConsoleSes
   );
 }
 
+const NAV_BADGES = { inbox: <InboxCountBadge /> };
+
 function ConsoleFrame({ children }: { children: ReactNode }) {
+  // One inbox stream for the whole console: it keeps the badge and the inbox page live.
+  useInboxStream(useNamespace());
   return (
     <div className="min-h-dvh md:grid md:grid-cols-[15.5rem_minmax(0,1fr)]">
       <a
@@ -42,7 +48,7 @@ function ConsoleFrame({ children }: { children: ReactNode }) {
         </div>
         <NamespaceSwitcher className="mx-3 mb-4 px-2" />
         <nav aria-label="Main" className="flex-1 overflow-y-auto px-3">
-          <NavLinks />
+          <NavLinks badges={NAV_BADGES} />
         </nav>
         <SidebarFooter />
       </aside>
@@ -85,8 +91,12 @@ function MobileTopBar() {
       <div className="flex items-center gap-2">
         <UserMenu compact />
         <Drawer isOpen={open} onOpenChange={setOpen}>
-          <Button aria-label="Open navigation" isIconOnly size="sm" variant="ghost">
+          <Button aria-label="Open navigation" className="relative" isIconOnly size="sm" variant="ghost">
             <MenuIcon className="size-5" />
+            {/* The inbox count shows through the closed menu; it is read out on the Inbox link inside. */}
+            <span aria-hidden className="absolute -top-1 -right-1">
+              <InboxCountBadge className="" />
+            </span>
           </Button>
           <Drawer.Backdrop variant="blur">
             <Drawer.Content className="max-w-[18rem]" placement="left">
@@ -98,7 +108,7 @@ function MobileTopBar() {
                 <Drawer.Body className="flex-1 px-1">
                   <NamespaceSwitcher className="mb-4 px-3" />
                   <nav aria-label="Main">
-                    <NavLinks onNavigate={() => setOpen(false)} />
+                    <NavLinks badges={NAV_BADGES} onNavigate={() => setOpen(false)} />
                   </nav>
                 </Drawer.Body>
                 <Drawer.Footer className="flex-col items-stretch gap-2 border-t border-separator pt-4">

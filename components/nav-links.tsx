@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
-import type { ComponentType, SVGProps } from "react";
+import type { ComponentType, ReactNode, SVGProps } from "react";
 import { ExecutionsIcon, InboxIcon, SettingsIcon, WorkflowIcon } from "./icons";
 import { NAV_ITEMS, isActivePath } from "./nav-items";
 import type { NavItem } from "./nav-items";
@@ -14,7 +14,8 @@ const ICONS: Record<NavItem["icon"], ComponentType<SVGProps<SVGSVGElement>>> = {
   settings: SettingsIcon,
 };
 
-export function NavLinks({ onNavigate }: { onNavigate?: () => void }) {
+/** `badges`: drawn at the end of an item's link (the inbox count). */
+export function NavLinks({ onNavigate, badges }: { onNavigate?: () => void; badges?: Partial<Record<NavItem["icon"], ReactNode>> }) {
   const pathname = usePathname();
   return (
     <ul className="flex flex-col gap-0.5">
@@ -42,6 +43,7 @@ export function NavLinks({ onNavigate }: { onNavigate?: () => void }) {
                 ].join(" ")}
               />
               {item.label}
+              {badges?.[item.icon]}
             </Link>
           </li>
         );

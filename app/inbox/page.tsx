@@ -1,25 +1,26 @@
 import type { Metadata } from "next";
-import { EmptyStatePanel } from "@/components/empty-state-panel";
-import { InboxIllustration } from "@/components/illustrations";
+import { Suspense } from "react";
+import { CurrentNamespaceChip } from "@/components/current-namespace-chip";
+import { CurrentNamespaceInbox } from "@/components/inbox/inbox-view";
 import { PageHeader } from "@/components/page-header";
+import { requireConsoleSession } from "../console-session";
 
 export const metadata: Metadata = { title: "Inbox" };
+export const dynamic = "force-dynamic";
 
-export default function InboxPage() {
+export default async function InboxPage() {
+  await requireConsoleSession();
   return (
     <>
-      <PageHeader description="Human tasks waiting for someone to act on them." title="Inbox" />
-      <EmptyStatePanel
-        illustration={<InboxIllustration />}
-        title="Nothing waiting for you"
-        upcoming={[
-          { title: "Tasks as forms", detail: "When a run reaches a human task, its form appears here to fill in and submit." },
-          { title: "Claim and hand back", detail: "Take a task so nobody else works on it, or release it for someone else." },
-          { title: "The run continues", detail: "Completing a task hands its output to the workflow, which moves on by itself." },
-        ]}
-      >
-        Human tasks do not exist in this build yet. When a workflow pauses for a person, the task lands here.
-      </EmptyStatePanel>
+      <PageHeader
+        actions={<CurrentNamespaceChip />}
+        description="Human tasks waiting for someone: yours, your groups', and the unclaimed ones you may take. Due first; the list updates as tasks arrive and close."
+        title="Inbox"
+      />
+      {/* The tab and the open task are read from the URL (useSearchParams). */}
+      <Suspense>
+        <CurrentNamespaceInbox />
+      </Suspense>
     </>
   );
 }

@@ -11,6 +11,7 @@ import { createUpstreamIndex, expressionCompletionSource, expressionOptions } fr
 import type { ExpressionOption } from "./expression-completions";
 import { FieldInput, NO_PROBLEMS } from "./fields";
 import { FormFields } from "./form-fields";
+import { HUMAN_CUSTOM_FIELDS, HumanSections } from "./human-inspector";
 import type { FieldSpec } from "./form-model";
 import { assignProblems, fieldIds, nodeFormModel, nodeRelativePath, problemsUnder, setIn } from "./form-model";
 
@@ -27,6 +28,8 @@ export interface NodeInspectorProps {
   /** Returns an error message, or null when renamed. */
   onRenameRef: (newRef: string) => string | null;
 }
+
+const ANY_EXPRESSION = "__expression";
 
 /** Section headings, in the palette's style. */
 export function SectionHeading({ children }: { children: string }) {
@@ -76,6 +79,8 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
       }
     };
     visit([...model.common, ...model.specific, ...model.policy]);
+    // For expressions typed outside the generated fields (the HUMAN builder's default values).
+    sources.set(ANY_EXPRESSION, expressionCompletionSource(options, []));
     return sources;
   }, [model, upstream]);
 
@@ -97,6 +102,13 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
   );
 
   const shared = { target: node, assigned, readOnly, onValue, completions, scriptLanguage, render };
+  // HUMAN's form, assignee and escalation have editors of their own (human-inspector.tsx).
+  // Their input (where the form's defaults also live) goes last, after the form.
+  const [specific, humanInput] = useMemo(() => {
+    if (node.type !== "HUMAN") return [model.specific, []];
+    const own = model.specific.filter((f) => !HUMAN_CUSTOM_FIELDS.has(f.path[0] ?? ""));
+    return [own.filter((f) => f.path[0] !== "input"), own.filter((f) => f.path[0] === "input")];
+  }, [model, node.type]);
 
   return (
     <aside aria-label="Inspector" className="flex min-w-0 flex-col gap-5 p-4" data-node-ref={node.ref} data-panel="node" data-readonly={readOnly || undefined}>
@@ -118,11 +130,22 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
         <FormFields {...shared} fields={model.common} />
       </section>
 
-      {model.specific.length > 0 ? (
+      {specific.length > 0 ? (
         <section aria-label={info.label} className="flex flex-col gap-4">
           <SectionHeading>{info.label}</SectionHeading>
-          <FormFields {...shared} fields={model.specific} />
+          <FormFields {...shared} fields={specific} />
         </section>
+      ) : null}
+
+      {node.type === "HUMAN" ? (
+        <>
+          <HumanSections completions={completions.get(ANY_EXPRESSION)} node={node} readOnly={readOnly} onChange={onChange} />
+          {humanInput.length > 0 ? (
+            <section aria-label="Task input" className="flex flex-col gap-4">
+              <FormFields {...shared} fields={humanInput} />
+            </section>
+          ) : null}
+        </>
       ) : null}
 
       <Disclosure className="rounded-xl border border-separator" isExpanded={policiesOpen} onExpandedChange={setPoliciesOpen}>
