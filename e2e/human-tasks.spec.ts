@@ -14,9 +14,10 @@ import { SIGNED_OUT, openE2eDb, signInThroughUi, uniqueSuffix } from "./identity
  * field in the browser; a request rewritten past the browser is refused by the
  * server, its field error drawn on the field; then it is completed and the run
  * goes on, live on its diagram. The form is saved as a template, reused by a
- * second workflow, its task reassigned by an operator, and two tabs submit it at
- * once: one wins, the other is told. The database is asserted after each step
- * that matters; the inbox is checked on a 390 px phone.
+ * second workflow, its task reassigned by an operator, and two browsers submit it
+ * at once: one wins, the other is told; a second tab hears of it through the
+ * first tab's stream. The database is asserted after each step that matters;
+ * the inbox is checked on a 390 px phone.
  */
 
 test.describe.configure({ mode: "serial" });
@@ -349,17 +350,24 @@ test("the form saved as a template is reused by another workflow, pinned to its 
   expect(assigned).toEqual({ assigneeKind: "user", assigneeUserId: user.id, status: "PENDING" });
 });
 
-test("two tabs submit one task: the first wins, the second is told plainly, and nothing changes twice", async ({ browser, baseURL }) => {
+test("two browsers submit one task: the first wins, the stale one is told plainly, and nothing changes twice", async ({ browser, baseURL }) => {
   test.slow();
   expect(reuseRun).not.toBe("");
   const { id } = await db.selectFrom("HumanTasks").select("id").where("workflowId", "=", reuseRun).executeTakeFirstOrThrow();
   const first = await signedOutPage(browser, baseURL);
+  // The same person in a second browser that hears nothing live (its stream cut), so it still shows the task
+  // open. (A second tab would not do: the tabs of one browser share one stream, relayed between them.)
+  const second = await signedOutPage(browser, baseURL);
   try {
     await signInThroughUi(first, reviewer);
-    // A second tab of the same person that hears nothing live (its stream cut), so it still shows the task open.
-    const second = await first.context().newPage();
     await second.route("**/api/inbox/stream**", (route) => route.abort());
+    await signInThroughUi(second, reviewer);
     for (const p of [first, second]) await p.goto(`/inbox?tab=mine&task=${id}`);
+    // Another tab of the first browser, whose own stream could not connect: it hears through the first tab's.
+    const sibling = await first.context().newPage();
+    await sibling.route("**/api/inbox/stream**", (route) => route.abort());
+    await sibling.goto(`/inbox?tab=mine&task=${id}`);
+    await expect(sibling.getByRole("article", { name: `Reuse ${suffix}` })).toHaveAttribute("data-task-status", "PENDING");
     const a = first.getByRole("article", { name: `Reuse ${suffix}` });
     const b = second.getByRole("article", { name: `Reuse ${suffix}` });
     await expect(b.getByRole("button", { name: "approve" })).toBeEnabled();
@@ -367,6 +375,7 @@ test("two tabs submit one task: the first wins, the second is told plainly, and 
     await a.getByLabel("Amount").fill("10");
     await a.getByRole("button", { name: "reject" }).click();
     await expect(a.getByRole("status")).toContainText("Completed");
+    await expect(sibling.getByRole("article", { name: `Reuse ${suffix}` })).toHaveAttribute("data-task-status", "COMPLETED");
 
     await b.getByLabel("Amount").fill("20");
     await b.getByRole("button", { name: "approve" }).click();
@@ -380,5 +389,6 @@ test("two tabs submit one task: the first wins, the second is told plainly, and 
     expect(output.output).toMatchObject({ amount: 10, outcome: "reject" });
   } finally {
     await first.context().close();
+    await second.context().close();
   }
 });
