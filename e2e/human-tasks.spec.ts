@@ -199,8 +199,13 @@ test("the run lands in the reviewer's open inbox live; refused on the field, the
     await expect(page).toHaveURL(/\/executions\/[0-9a-f-]{36}$/);
     runId = new URL(page.url()).pathname.split("/").at(-1)!;
     await expect(runState(page, "human")).toHaveAttribute("data-run-status", "IN_PROGRESS", { timeout: 15_000 });
-    const opened = await db.selectFrom("HumanTasks").select(["status", "assigneeKind"]).where("workflowId", "=", runId).executeTakeFirstOrThrow();
-    expect(opened).toEqual({ status: "PENDING", assigneeKind: "user" });
+    const opened = await db.selectFrom("HumanTasks").select(["id", "status", "assigneeKind"]).where("workflowId", "=", runId).executeTakeFirstOrThrow();
+    expect(opened).toEqual({ id: expect.any(String) as unknown, status: "PENDING", assigneeKind: "user" });
+    // On the run page the HUMAN task's panel leads to its inbox item, not to a raw-JSON completion.
+    await node(page, "human").click();
+    const panel = page.getByTestId("task-panel");
+    await expect(panel.getByRole("link", { name: "Open in inbox" })).toHaveAttribute("href", `/inbox?task=${opened.id}`);
+    await expect(panel.getByRole("button", { name: "Complete by hand" })).toHaveCount(0);
 
     // No reload: the stream brings the task and its count.
     await expect(inboxLink.getByTestId("inbox-count")).toContainText("1", { timeout: 15_000 });
