@@ -1,7 +1,7 @@
 "use client";
 
-import { Input, ListBox, Select, TextField } from "@heroui/react";
-import type { Key } from "react";
+import { Input, TextField } from "@heroui/react";
+import { OptionSelect } from "../option-select";
 import type { AssigneeKind } from "./assignee-text";
 import { ASSIGNEE_KINDS, ASSIGNEE_ROLES, formatAssignee, parseAssignee } from "./assignee-text";
 
@@ -28,49 +28,26 @@ export function AssigneePicker({
     <div aria-label={label} className="flex flex-col gap-1.5" role="group">
       <span className="text-sm font-medium text-foreground">{label}</span>
       <div className="flex gap-2">
-        <Select
-          aria-label={`${label} kind`}
+        <OptionSelect
+          ariaLabel={`${label} kind`}
           className="w-32 shrink-0"
           isDisabled={readOnly}
+          options={ASSIGNEE_KINDS.filter((k) => allowExpression || k !== "expression").map((k) => ({ id: k, label: KIND_LABELS[k] }))}
           value={kind}
-          onChange={(key: Key | null) => {
-            const next = (key ?? "anyone") as AssigneeKind;
+          onChange={(next) => {
             const keep = next === "role" ? (ASSIGNEE_ROLES as readonly string[]).includes(parsed.value) ? parsed.value : "operator" : next === "expression" ? (value ?? "") : kind === "role" ? "" : parsed.value;
             onChange(formatAssignee(next, keep), false);
           }}
-        >
-          <Select.Trigger>
-            <Select.Value />
-            <Select.Indicator />
-          </Select.Trigger>
-          <Select.Popover>
-            <ListBox>
-              {ASSIGNEE_KINDS.filter((k) => allowExpression || k !== "expression").map((k) => (
-                <ListBox.Item key={k} id={k} textValue={KIND_LABELS[k]}>
-                  {KIND_LABELS[k]}
-                  <ListBox.ItemIndicator />
-                </ListBox.Item>
-              ))}
-            </ListBox>
-          </Select.Popover>
-        </Select>
+        />
         {kind === "role" ? (
-          <Select aria-label={`${label} role`} className="min-w-0 flex-1" isDisabled={readOnly} value={parsed.value} onChange={(key: Key | null) => onChange(formatAssignee("role", String(key ?? "operator")), false)}>
-            <Select.Trigger>
-              <Select.Value />
-              <Select.Indicator />
-            </Select.Trigger>
-            <Select.Popover>
-              <ListBox>
-                {ASSIGNEE_ROLES.map((r) => (
-                  <ListBox.Item key={r} id={r} textValue={r}>
-                    {r}
-                    <ListBox.ItemIndicator />
-                  </ListBox.Item>
-                ))}
-              </ListBox>
-            </Select.Popover>
-          </Select>
+          <OptionSelect
+            ariaLabel={`${label} role`}
+            className="min-w-0 flex-1"
+            isDisabled={readOnly}
+            options={ASSIGNEE_ROLES.map((r) => ({ id: r, label: r }))}
+            value={parsed.value}
+            onChange={(role) => onChange(formatAssignee("role", role), false)}
+          />
         ) : kind === "anyone" ? (
           <p className="self-center text-xs text-muted">Anyone in the namespace can claim it.</p>
         ) : (

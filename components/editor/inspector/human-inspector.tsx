@@ -1,13 +1,14 @@
 "use client";
 
 import type { CompletionSource } from "@codemirror/autocomplete";
-import { Alert, Button, Chip, Description, Disclosure, Input, Label, ListBox, NumberField, Select, Switch, TextArea, TextField } from "@heroui/react";
+import { Alert, Button, Chip, Description, Disclosure, Input, Label, NumberField, Switch, TextArea, TextField } from "@heroui/react";
 import { ArrowDown, ArrowUp, Plus, Trash2 } from "lucide-react";
-import type { Key } from "react";
 import { useEffect, useMemo, useState } from "react";
 import { containsExpression } from "@/engine";
 import type { WorkflowNode } from "@/engine";
 import { HumanTaskForm } from "../../forms/human-task-form";
+import { OptionSelect } from "../../option-select";
+import type { SelectOption } from "../../option-select";
 import { CodeEditor } from "../code-editor";
 import { AssigneePicker } from "../../forms/assignee-picker";
 import type { HumanField, HumanFieldType } from "./human-form-model";
@@ -393,23 +394,7 @@ function FieldCard({
                   ))}
                 </ul>
               ) : null}
-              <Select isDisabled={readOnly} value={field.type} onChange={(key: Key | null) => key !== null && onType(key as HumanFieldType)}>
-                <Label>Type</Label>
-                <Select.Trigger>
-                  <Select.Value />
-                  <Select.Indicator />
-                </Select.Trigger>
-                <Select.Popover>
-                  <ListBox>
-                    {HUMAN_FIELD_TYPES.map((t) => (
-                      <ListBox.Item key={t} id={t} textValue={HUMAN_FIELD_TYPE_LABELS[t]}>
-                        {HUMAN_FIELD_TYPE_LABELS[t]}
-                        <ListBox.ItemIndicator />
-                      </ListBox.Item>
-                    ))}
-                  </ListBox>
-                </Select.Popover>
-              </Select>
+              <OptionSelect isDisabled={readOnly} label="Type" options={FIELD_TYPE_OPTIONS} value={field.type} onChange={onType} />
               <TextField isReadOnly={readOnly} value={field.label} onChange={onLabel}>
                 <Label>Label</Label>
                 <Input />
@@ -543,7 +528,12 @@ function FormPreview({ form, input, outcomes, fields, namespace }: { form: Json;
   );
 }
 
-const ACTION_LABELS = { reassign: "Reassign", timeout: "Time out", complete: "Complete with an outcome" } as const;
+const ACTION_OPTIONS: readonly SelectOption<EscalationStep["action"]>[] = [
+  { id: "reassign", label: "Reassign" },
+  { id: "timeout", label: "Time out" },
+  { id: "complete", label: "Complete with an outcome" },
+];
+const FIELD_TYPE_OPTIONS: readonly SelectOption<HumanFieldType>[] = HUMAN_FIELD_TYPES.map((t) => ({ id: t, label: HUMAN_FIELD_TYPE_LABELS[t] }));
 
 /** The chain fired after the due time: reassign, time out or complete, in order. */
 function EscalationEditor({ node, outcomes, readOnly, onChange }: { node: WorkflowNode; outcomes: readonly string[]; readOnly: boolean; onChange: (next: WorkflowNode, field: string) => void }) {
@@ -565,31 +555,16 @@ function EscalationEditor({ node, outcomes, readOnly, onChange }: { node: Workfl
           return (
             <li key={i} aria-label={`Escalation step ${n}`} className="flex flex-col gap-2 rounded-xl border border-separator p-3" role="group">
               <div className="flex items-center gap-1">
-                <Select
-                  aria-label={`Step ${n} action`}
+                <OptionSelect
+                  ariaLabel={`Step ${n} action`}
                   className="min-w-0 flex-1"
                   isDisabled={readOnly}
+                  options={ACTION_OPTIONS}
                   value={s.action}
-                  onChange={(key: Key | null) => {
-                    const action = String(key);
-                    replace(action === "reassign" ? { action: "reassign", assignee: "anyone" } : action === "complete" ? { action: "complete", outcome: outcomes[0] ?? "" } : { action: "timeout" }, step("escalation.action"));
-                  }}
-                >
-                  <Select.Trigger>
-                    <Select.Value />
-                    <Select.Indicator />
-                  </Select.Trigger>
-                  <Select.Popover>
-                    <ListBox>
-                      {(Object.keys(ACTION_LABELS) as (keyof typeof ACTION_LABELS)[]).map((a) => (
-                        <ListBox.Item key={a} id={a} textValue={ACTION_LABELS[a]}>
-                          {ACTION_LABELS[a]}
-                          <ListBox.ItemIndicator />
-                        </ListBox.Item>
-                      ))}
-                    </ListBox>
-                  </Select.Popover>
-                </Select>
+                  onChange={(action) =>
+                    replace(action === "reassign" ? { action: "reassign", assignee: "anyone" } : action === "complete" ? { action: "complete", outcome: outcomes[0] ?? "" } : { action: "timeout" }, step("escalation.action"))
+                  }
+                />
                 {readOnly ? null : (
                   <>
                     <Button aria-label={`Move step ${n} up`} isDisabled={i === 0} isIconOnly size="sm" variant="ghost" onPress={() => set(move(steps, i, i - 1), step("escalation.move"))}>
@@ -620,23 +595,13 @@ function EscalationEditor({ node, outcomes, readOnly, onChange }: { node: Workfl
                 </>
               ) : null}
               {s.action === "complete" ? (
-                <Select aria-label={`Step ${n} outcome`} isDisabled={readOnly} value={outcomes.includes(s.outcome) ? s.outcome : null} onChange={(key: Key | null) => key !== null && replace({ ...s, outcome: String(key) }, step("escalation.outcome"))}>
-                  <Label>Outcome</Label>
-                  <Select.Trigger>
-                    <Select.Value />
-                    <Select.Indicator />
-                  </Select.Trigger>
-                  <Select.Popover>
-                    <ListBox>
-                      {outcomes.map((o) => (
-                        <ListBox.Item key={o} id={o} textValue={o}>
-                          {o}
-                          <ListBox.ItemIndicator />
-                        </ListBox.Item>
-                      ))}
-                    </ListBox>
-                  </Select.Popover>
-                </Select>
+                <OptionSelect
+                  isDisabled={readOnly}
+                  label="Outcome"
+                  options={outcomes.map((o) => ({ id: o, label: o }))}
+                  value={outcomes.includes(s.outcome) ? s.outcome : null}
+                  onChange={(outcome) => replace({ ...s, outcome }, step("escalation.outcome"))}
+                />
               ) : null}
               {s.action === "timeout" ? <p className="text-xs text-muted">The task times out; the node&apos;s retry policy applies.</p> : null}
             </li>
