@@ -108,9 +108,25 @@ function TitleFieldTemplate({ id, title, required }: TitleFieldProps) {
   );
 }
 
+/** What every text-like control takes from rjsf: ids, ARIA state, read-only and disabled, placeholder. */
+function controlProps({ id, htmlName, readonly, disabled, autofocus, placeholder, rawErrors, required }: Pick<WidgetProps, "id" | "htmlName" | "readonly" | "disabled" | "autofocus" | "placeholder" | "rawErrors" | "required">) {
+  return {
+    "aria-describedby": ariaDescribedByIds(id),
+    "aria-invalid": invalid(rawErrors) || undefined,
+    "aria-required": required || undefined,
+    autoFocus: autofocus,
+    className: readonly ? "bg-default/60" : undefined,
+    disabled,
+    id,
+    name: htmlName || id,
+    placeholder,
+    readOnly: readonly,
+  };
+}
+
 /** Text, email, URL, number and date inputs: HeroUI's styled native input. */
 function BaseInputTemplate(props: BaseInputTemplateProps) {
-  const { id, htmlName, readonly, disabled, autofocus, onBlur, onFocus, onChange, onChangeOverride, options, schema, placeholder, rawErrors, required } = props;
+  const { id, onBlur, onFocus, onChange, onChangeOverride, options, schema } = props;
   const value: unknown = props.value;
   const inputProps = getInputProps(schema, typeof props.type === "string" ? props.type : undefined, options);
   const text = inputProps.type === "number" || inputProps.type === "integer" ? (typeof value === "number" || typeof value === "string" ? String(value) : "") : value == null ? "" : typeof value === "string" ? value : JSON.stringify(value);
@@ -118,16 +134,7 @@ function BaseInputTemplate(props: BaseInputTemplateProps) {
   return (
     <Input
       {...inputProps}
-      aria-describedby={ariaDescribedByIds(id)}
-      aria-invalid={invalid(rawErrors) || undefined}
-      aria-required={required || undefined}
-      autoFocus={autofocus}
-      className={readonly ? "bg-default/60" : undefined}
-      disabled={disabled}
-      id={id}
-      name={htmlName || id}
-      placeholder={placeholder}
-      readOnly={readonly}
+      {...controlProps(props)}
       value={text}
       onBlur={(e) => onBlur(id, e.target.value)}
       onChange={onChangeOverride ?? handleChange}
@@ -136,20 +143,13 @@ function BaseInputTemplate(props: BaseInputTemplateProps) {
   );
 }
 
-function TextareaWidget({ id, htmlName, value, readonly, disabled, autofocus, onBlur, onFocus, onChange, options, placeholder, rawErrors, required }: WidgetProps) {
+function TextareaWidget(props: WidgetProps) {
+  const { id, onBlur, onFocus, onChange, options } = props;
+  const value: unknown = props.value;
   const rows = typeof options.rows === "number" ? options.rows : 4;
   return (
     <TextArea
-      aria-describedby={ariaDescribedByIds(id)}
-      aria-invalid={invalid(rawErrors) || undefined}
-      aria-required={required || undefined}
-      autoFocus={autofocus}
-      className={readonly ? "bg-default/60" : undefined}
-      disabled={disabled}
-      id={id}
-      name={htmlName || id}
-      placeholder={placeholder}
-      readOnly={readonly}
+      {...controlProps(props)}
       rows={rows}
       value={typeof value === "string" ? value : ""}
       onBlur={(e) => onBlur(id, e.target.value)}

@@ -6,10 +6,10 @@ import { reassignHumanTask } from "../../human-tasks/reassign-human-task";
 import { releaseHumanTask } from "../../human-tasks/release-human-task";
 import { submitHumanTask } from "../../human-tasks/submit-human-task";
 import type { HumanRefusal } from "../../human-tasks/human-task-support";
+import { actionDeps, formDataProblem } from "../action-results";
 import { actorOf } from "../actor";
 import { defineRoute } from "../define-route";
 import { documentAs } from "../openapi";
-import type { RestDeps } from "../define-route";
 import { HttpProblem, validationProblem } from "../problem";
 import { UuidSchema, limitSchema, pageSchema } from "../schemas";
 
@@ -66,10 +66,8 @@ const Params = z.object({ id: UuidSchema });
 /** A refusal of the human-task rules as a problem: 400 with field pointers into the body's data, 403, 404, 409. */
 function humanProblem(refusal: HumanRefusal): HttpProblem {
   switch (refusal.code) {
-    case "invalid-data": {
-      const errors = refusal.fieldErrors ?? [];
-      return validationProblem(errors.length > 0 ? errors.map((e) => ({ pointer: `/body/data${e.path}`, message: e.message, code: "invalid-data" })) : [{ pointer: "/body", message: refusal.message, code: "invalid-data" }]);
-    }
+    case "invalid-data":
+      return formDataProblem("/body/data", refusal, "/body");
     case "invalid-input":
       return validationProblem([{ pointer: "/body", message: refusal.message, code: "invalid-input" }]);
     case "forbidden":
@@ -80,10 +78,6 @@ function humanProblem(refusal: HumanRefusal): HttpProblem {
     default:
       return new HttpProblem("conflict", refusal.message);
   }
-}
-
-function deps(d: RestDeps) {
-  return { db: d.db, blobs: d.blobs, ...(d.now === undefined ? {} : { now: d.now }) };
 }
 
 export const listHumanTasksRoute = defineRoute({
@@ -103,7 +97,7 @@ export const listHumanTasksRoute = defineRoute({
   }),
   responses: { 200: pageSchema(HumanTaskItemSchema) },
   handler: async ({ deps: d, principal, namespace, query }) => {
-    const result = await listHumanTasks(deps(d), { namespaceId: namespace.id, actor: actorOf(principal), ...query });
+    const result = await listHumanTasks(actionDeps(d), { namespaceId: namespace.id, actor: actorOf(principal), ...query });
     if (!result.ok) throw humanProblem(result);
     return { status: 200, body: { items: result.items, nextCursor: result.nextCursor } };
   },
@@ -119,7 +113,7 @@ export const getHumanTaskRoute = defineRoute({
   params: Params,
   responses: { 200: HumanTaskDetailSchema },
   handler: async ({ deps: d, principal, namespace, params }) => {
-    const result = await getHumanTask(deps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal) });
+    const result = await getHumanTask(actionDeps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal) });
     if (!result.ok) throw humanProblem(result);
     const { ok: _ok, ...detail } = result;
     return { status: 200, body: detail };
@@ -138,7 +132,7 @@ function verbRoute(verb: "claim" | "release", run: typeof claimHumanTask, summar
     responses: { 200: HumanTaskItemSchema },
     problems: [403, 409],
     handler: async ({ deps: d, principal, namespace, params }) => {
-      const result = await run(deps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal) });
+      const result = await run(actionDeps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal) });
       if (!result.ok) throw humanProblem(result);
       return { status: 200, body: result.item };
     },
@@ -162,7 +156,7 @@ export const completeHumanTaskRoute = defineRoute({
   responses: { 200: z.object({ status: z.enum(["COMPLETED", "APPROVAL_RECORDED"]), item: HumanTaskItemSchema }) },
   problems: [403, 409],
   handler: async ({ deps: d, principal, namespace, params, body }) => {
-    const result = await submitHumanTask(deps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal), data: body.data, ...(body.outcome === undefined ? {} : { outcome: body.outcome }) });
+    const result = await submitHumanTask(actionDeps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal), data: body.data, ...(body.outcome === undefined ? {} : { outcome: body.outcome }) });
     if (!result.ok) throw humanProblem(result);
     return { status: 200, body: { status: result.status, item: result.item } };
   },
@@ -180,7 +174,7 @@ export const reassignHumanTaskRoute = defineRoute({
   responses: { 200: HumanTaskItemSchema },
   problems: [403, 409],
   handler: async ({ deps: d, principal, namespace, params, body }) => {
-    const result = await reassignHumanTask(deps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal), assignee: body.assignee });
+    const result = await reassignHumanTask(actionDeps(d), { namespaceId: namespace.id, id: params.id, actor: actorOf(principal), assignee: body.assignee });
     if (!result.ok) throw humanProblem(result);
     return { status: 200, body: result.item };
   },

@@ -10,10 +10,10 @@ import {
   skipTask,
   terminateWorkflow,
 } from "../../workflow-actions";
-import type { ActionRefusal, WorkflowActionDeps } from "../../workflow-actions";
+import type { ActionRefusal } from "../../workflow-actions";
+import { actionDeps, formDataProblem } from "../action-results";
 import { actorOf } from "../actor";
 import { defineRoute } from "../define-route";
-import type { RestDeps } from "../define-route";
 import { HttpProblem, validationProblem } from "../problem";
 import { UuidSchema } from "../schemas";
 
@@ -36,19 +36,12 @@ const NOT_FOUND_CODES: ReadonlySet<string> = new Set(["not-found", "task-not-fou
 function refusalProblem(refusal: ActionRefusal & { fieldErrors?: { path: string; message: string }[] }): HttpProblem {
   // The human-task rules (complete-external-task on a HUMAN task): not allowed, and form data that fails the schema.
   if (refusal.code === "forbidden") return new HttpProblem("forbidden", refusal.message);
-  if (refusal.code === "invalid-data") {
-    const errors = refusal.fieldErrors ?? [];
-    return validationProblem(errors.length > 0 ? errors.map((e) => ({ pointer: `/body/output${e.path}`, message: e.message, code: "invalid-data" })) : [{ pointer: "/body/output", message: refusal.message, code: "invalid-data" }]);
-  }
+  if (refusal.code === "invalid-data") return formDataProblem("/body/output", refusal);
   const pointer = INVALID_REQUEST_CODES[refusal.code];
   if (pointer !== undefined) return validationProblem([{ pointer, message: refusal.message, code: refusal.code }]);
   if (NOT_FOUND_CODES.has(refusal.code)) return new HttpProblem("not-found", refusal.message);
   // Everything else is the run's or the task's state: not-running, not-paused, not-ended, task-not-open, …
   return new HttpProblem("conflict", `${refusal.message} (${refusal.code})`);
-}
-
-function actionDeps(deps: RestDeps): WorkflowActionDeps {
-  return { db: deps.db, blobs: deps.blobs, now: deps.now };
 }
 
 const RunParams = z.object({ runId: UuidSchema });

@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { TASK_STATUSES, WORKFLOW_STATUSES } from "@/engine";
 import { actorOf } from "../../rest/actor";
-import { humanTaskError } from "../human-task-errors";
+import { actionDeps, humanTaskError } from "../action-results";
 import { capPayload, toExecutionSummary, toTaskSummary } from "../../execution-summaries";
 import { InvalidSearchTermError, parseExecutionSearch } from "../../execution-search";
 import { PayloadResolutionError, resolvePayload } from "../../payload-offload";
@@ -29,7 +29,7 @@ import {
   skipTask,
   terminateWorkflow,
 } from "../../workflow-actions";
-import type { ActionRefusal, WorkflowActionDeps } from "../../workflow-actions";
+import type { ActionRefusal } from "../../workflow-actions";
 import { namespaceProcedure, router } from "../init";
 import type { TrpcContext } from "../init";
 
@@ -138,10 +138,6 @@ function refusalError(refusal: ActionRefusal): TRPCError {
   if (refusal.code === "forbidden" || refusal.code === "invalid-data") return humanTaskError(refusal);
   const code = BAD_REQUEST_CODES.has(refusal.code) ? "BAD_REQUEST" : NOT_FOUND_CODES.has(refusal.code) ? "NOT_FOUND" : "CONFLICT";
   return new TRPCError({ code, message: `${refusal.message} (${refusal.code})` });
-}
-
-function actionDeps(ctx: TrpcContext): WorkflowActionDeps {
-  return { db: ctx.db, blobs: ctx.blobs };
 }
 
 function done(result: { ok: true } | ActionRefusal): { ok: true } {

@@ -7,9 +7,7 @@ import { HUMAN_TASK_VIEWS, listHumanTasks } from "../../human-tasks/list-human-t
 import { reassignHumanTask } from "../../human-tasks/reassign-human-task";
 import { releaseHumanTask } from "../../human-tasks/release-human-task";
 import { submitHumanTask } from "../../human-tasks/submit-human-task";
-import type { WorkflowActionDeps } from "../../workflow-actions/action-support";
-import { humanTaskError } from "../human-task-errors";
-import type { TrpcContext } from "../init";
+import { actionDeps, humanTaskError } from "../action-results";
 import { namespaceProcedure, router } from "../init";
 
 /**
@@ -21,10 +19,6 @@ import { namespaceProcedure, router } from "../init";
  */
 
 const id = z.string().trim().min(1).max(100);
-
-function deps(ctx: TrpcContext): WorkflowActionDeps {
-  return { db: ctx.db, blobs: ctx.blobs };
-}
 
 function unwrap<T extends { ok: true }>(result: T | ({ ok: false; code: string; message: string } & { fieldErrors?: { path: string; message: string }[] })): Omit<T, "ok"> {
   if (!result.ok) throw humanTaskError(result);
@@ -44,7 +38,7 @@ export const humanTasksRouter = router({
     )
     .query(async ({ ctx, input }) =>
       unwrap(
-        await listHumanTasks(deps(ctx), {
+        await listHumanTasks(actionDeps(ctx), {
           namespaceId: ctx.namespaceId,
           actor: actorOf(ctx.principal),
           view: input.view,
@@ -55,32 +49,32 @@ export const humanTasksRouter = router({
       ),
     ),
 
-  counts: namespaceProcedure("read").query(async ({ ctx }) => unwrap(await countHumanTasks(deps(ctx), { namespaceId: ctx.namespaceId, actor: actorOf(ctx.principal) }))),
+  counts: namespaceProcedure("read").query(async ({ ctx }) => unwrap(await countHumanTasks(actionDeps(ctx), { namespaceId: ctx.namespaceId, actor: actorOf(ctx.principal) }))),
 
   get: namespaceProcedure("read")
     .input(z.object({ id }))
-    .query(async ({ ctx, input }) => unwrap(await getHumanTask(deps(ctx), { namespaceId: ctx.namespaceId, id: input.id, actor: actorOf(ctx.principal) }))),
+    .query(async ({ ctx, input }) => unwrap(await getHumanTask(actionDeps(ctx), { namespaceId: ctx.namespaceId, id: input.id, actor: actorOf(ctx.principal) }))),
 
   claim: namespaceProcedure("read")
     .input(z.object({ id }))
-    .mutation(async ({ ctx, input }) => unwrap(await claimHumanTask(deps(ctx), { namespaceId: ctx.namespaceId, id: input.id, actor: actorOf(ctx.principal) })).item),
+    .mutation(async ({ ctx, input }) => unwrap(await claimHumanTask(actionDeps(ctx), { namespaceId: ctx.namespaceId, id: input.id, actor: actorOf(ctx.principal) })).item),
 
   release: namespaceProcedure("read")
     .input(z.object({ id }))
-    .mutation(async ({ ctx, input }) => unwrap(await releaseHumanTask(deps(ctx), { namespaceId: ctx.namespaceId, id: input.id, actor: actorOf(ctx.principal) })).item),
+    .mutation(async ({ ctx, input }) => unwrap(await releaseHumanTask(actionDeps(ctx), { namespaceId: ctx.namespaceId, id: input.id, actor: actorOf(ctx.principal) })).item),
 
   reassign: namespaceProcedure("read")
     .input(z.object({ id, assignee: z.string().trim().min(1).max(400) }))
     .mutation(
       async ({ ctx, input }) =>
-        unwrap(await reassignHumanTask(deps(ctx), { namespaceId: ctx.namespaceId, id: input.id, assignee: input.assignee, actor: actorOf(ctx.principal) })).item,
+        unwrap(await reassignHumanTask(actionDeps(ctx), { namespaceId: ctx.namespaceId, id: input.id, assignee: input.assignee, actor: actorOf(ctx.principal) })).item,
     ),
 
   submit: namespaceProcedure("read")
     .input(z.object({ id, outcome: z.string().min(1).max(200).optional(), data: z.record(z.string(), z.unknown()) }))
     .mutation(async ({ ctx, input }) =>
       unwrap(
-        await submitHumanTask(deps(ctx), {
+        await submitHumanTask(actionDeps(ctx), {
           namespaceId: ctx.namespaceId,
           id: input.id,
           actor: actorOf(ctx.principal),

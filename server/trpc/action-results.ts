@@ -1,6 +1,12 @@
 import { TRPCError } from "@trpc/server";
-import type { ActionRefusal } from "../workflow-actions/action-support";
+import type { ActionRefusal, WorkflowActionDeps } from "../workflow-actions/action-support";
+import type { TrpcContext } from "./init";
 import { FieldErrorsError } from "./problem-errors";
+
+/** What the workflow actions and the human-task service need from a tRPC request's context. */
+export function actionDeps(ctx: TrpcContext): WorkflowActionDeps {
+  return { db: ctx.db, blobs: ctx.blobs };
+}
 
 /**
  * A human-task refusal as a tRPC error, per the contract: field errors are a
