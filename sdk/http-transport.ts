@@ -1,12 +1,15 @@
 import { NodeFlowApiError, NodeFlowNetworkError } from "./api-error";
+import { defaultExchange } from "./http-exchange";
+import type { ExchangeResponse } from "./http-exchange";
 import { abortReason, backoffDelay, isRetryableStatus, parseRetryAfter, resolveRetryOptions, sleep } from "./retry-policy";
 import type { ResolvedRetryOptions, RetryOptions } from "./retry-policy";
 
 /**
  * One HTTP exchange with the server, retried by the policy in
  * retry-policy.ts: JSON in and out, the API key as a Bearer token, errors
- * read from problem+json. Built on plain `fetch`, so it runs wherever fetch
- * does (Node 20+, Deno, Bun, browsers).
+ * read from problem+json. On Node it speaks `node:http` with keep-alive, and
+ * plain `fetch` elsewhere (Deno, Bun, browsers) or when given one
+ * (http-exchange.ts says why).
  */
 
 /** What a retry is told about: the attempt that failed and how long the client now waits. */
@@ -28,7 +31,7 @@ export interface TransportOptions {
   baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`. */
   apiKey?: string;
-  /** A `fetch` to use instead of the global one (proxies, tests). */
+  /** A `fetch` to send every request through (proxies, tests); by default `node:http` on Node, else the global `fetch`. */
   fetch?: typeof fetch;
   /** How failed requests are retried; `false` never retries. */
   retry?: RetryOptions | false;
@@ -73,7 +76,8 @@ export interface TransportRequest {
 /** A successful answer. */
 export interface TransportResponse<T> {
   status: number;
-  headers: Headers;
+  /** A response header, case-insensitive; null when absent. */
+  header: (name: string) => string | null;
   body: T;
 }
 
@@ -100,10 +104,10 @@ function isJson(contentType: string | null): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
-async function readBody(response: Response): Promise<unknown> {
-  const text = await response.text();
+function parseBody(response: ExchangeResponse): unknown {
+  const { text } = response;
   if (text === "") return null;
-  if (!isJson(response.headers.get("content-type"))) return text;
+  if (!isJson(response.header("content-type"))) return text;
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -121,7 +125,7 @@ function queryString(query: TransportRequest["query"]): string {
 
 /** Creates a transport for one server and key. */
 export function createTransport(options: TransportOptions): Transport {
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const exchange = defaultExchange(options.fetch);
   const base = options.baseUrl.replace(/\/+$/, "");
   const defaults = resolveRetryOptions(options.retry);
   const defaultTimeoutMs = options.timeoutMs ?? 30_000;
@@ -146,12 +150,12 @@ export function createTransport(options: TransportOptions): Transport {
 
     for (let attempt = 1; ; attempt++) {
       if (request.signal?.aborted) throw abortReason(request.signal);
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-      let response: Response;
+      let response: ExchangeResponse;
       try {
-        response = await doFetch(`${base}${path}`, { method: request.method, headers, body, signal });
+        response = await exchange(`${base}${path}`, { method: request.method, headers, body, signal: request.signal, timeoutMs });
       } catch (error) {
+        // No answer, or one cut off mid-body. Repeated only where that cannot
+        // act twice: an idempotent request, or one that never left.
         if (request.signal?.aborted) throw abortReason(request.signal);
         const retryable = idempotent || neverSent(error);
         if (!retryable || attempt > retry.retries) throw new NodeFlowNetworkError({ method: request.method, path, attempts: attempt, cause: error });
@@ -161,23 +165,12 @@ export function createTransport(options: TransportOptions): Transport {
         continue;
       }
 
-      let parsed: unknown;
-      try {
-        parsed = await readBody(response);
-      } catch (error) {
-        // The answer was cut off mid-body: as good as no answer.
-        if (request.signal?.aborted) throw abortReason(request.signal);
-        if (!idempotent || attempt > retry.retries) throw new NodeFlowNetworkError({ method: request.method, path, attempts: attempt, cause: error });
-        const delayMs = backoffDelay(attempt, retry, random);
-        options.onRetry?.({ method: request.method, path, attempt, delayMs, error });
-        await wait(delayMs, request.signal);
-        continue;
-      }
-      if (response.ok || request.acceptStatuses?.includes(response.status)) {
-        return { status: response.status, headers: response.headers, body: parsed as T };
+      const parsed = parseBody(response);
+      if ((response.status >= 200 && response.status < 300) || request.acceptStatuses?.includes(response.status)) {
+        return { status: response.status, header: response.header, body: parsed as T };
       }
 
-      const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+      const retryAfterMs = parseRetryAfter(response.header("retry-after"));
       const failure = () => new NodeFlowApiError({ status: response.status, method: request.method, path, body: parsed, attempts: attempt, retryAfterMs });
       if (!isRetryableStatus(response.status, idempotent) || attempt > retry.retries) throw failure();
       if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) throw failure();
