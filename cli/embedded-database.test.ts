@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   embeddedDatabaseUrl,
@@ -84,8 +85,15 @@ describe("embedded database bookkeeping", () => {
     expect(() => readOrCreateSecret(paths)).toThrow(/fewer than 32 characters/);
   });
 
-  it("URL-encodes the password into the connection string", () => {
-    expect(embeddedDatabaseUrl("p@ss/word", 5433)).toBe("postgres://postgres:p%40ss%2Fword@127.0.0.1:5433/node_flow");
+  it("connects through the cluster's Unix socket, with the password URL-encoded, and the parsed string names the socket", () => {
+    const url = embeddedDatabaseUrl(paths, "p@ss/word", 5433);
+    expect(url).toBe(`postgres://postgres:p%40ss%2Fword@${encodeURIComponent(paths.postgresDir)}:5433/node_flow`);
+    expect(new pg.Client({ connectionString: url })).toMatchObject({ host: paths.postgresDir, port: 5433, password: "p@ss/word", database: "node_flow" });
+  });
+
+  it("falls back to TCP on loopback when the socket's path would not fit in a socket address", () => {
+    const deep = embeddedPaths(path.join(root, "d".repeat(90), ".data"));
+    expect(embeddedDatabaseUrl(deep, "pw", 5433)).toBe("postgres://postgres:pw@127.0.0.1:5433/node_flow");
   });
 
   it.runIf(process.getuid?.() === 0)("as root, refuses a data directory the postgres user cannot reach", () => {

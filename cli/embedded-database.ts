@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, w
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { embeddedConnectionUrl, embeddedSocketDir } from "../db/embedded-postgres";
 
 /**
  * Bookkeeping for `npm start` without DATABASE_URL: one Postgres 18 cluster
@@ -134,12 +135,12 @@ export function readOrCreateSecret(paths: EmbeddedPaths): { secret: string; crea
   return { secret, created: true };
 }
 
-export function embeddedAdminUrl(password: string, port: number): string {
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+export function embeddedAdminUrl(paths: EmbeddedPaths, password: string, port: number): string {
+  return embeddedConnectionUrl({ password, port, database: "postgres", socketDir: embeddedSocketDir(paths.postgresDir, port) });
 }
 
-export function embeddedDatabaseUrl(password: string, port: number): string {
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${EMBEDDED_DATABASE_NAME}`;
+export function embeddedDatabaseUrl(paths: EmbeddedPaths, password: string, port: number): string {
+  return embeddedConnectionUrl({ password, port, database: EMBEDDED_DATABASE_NAME, socketDir: embeddedSocketDir(paths.postgresDir, port) });
 }
 
 /**
@@ -220,7 +221,7 @@ export async function startEmbeddedInProcess(paths: EmbeddedPaths, state: Embedd
   });
   if (running.port !== state.port) writeEmbeddedState(paths, { ...state, port: running.port });
   await ensureEmbeddedDatabase(running.url);
-  return { port: running.port, url: embeddedDatabaseUrl(state.password, running.port), stop: () => running.stop() };
+  return { port: running.port, url: embeddedDatabaseUrl(paths, state.password, running.port), stop: () => running.stop() };
 }
 
 /** Messages the Postgres host process sends over IPC. */
@@ -292,10 +293,10 @@ export async function startEmbeddedProcess(
     clearTimeout(timer);
   };
   try {
-    await ensureEmbeddedDatabase(embeddedAdminUrl(state.password, port));
+    await ensureEmbeddedDatabase(embeddedAdminUrl(paths, state.password, port));
   } catch (error) {
     await stop();
     throw error;
   }
-  return { port, url: embeddedDatabaseUrl(state.password, port), stop };
+  return { port, url: embeddedDatabaseUrl(paths, state.password, port), stop };
 }

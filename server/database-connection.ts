@@ -22,7 +22,8 @@ export function databaseLocation(url: string): DatabaseLocation {
   try {
     const parsed = new URL(url);
     return {
-      host: parsed.hostname || "localhost",
+      // A Unix socket's directory arrives URL-encoded as the host (the embedded cluster's).
+      host: decodeURIComponent(parsed.hostname) || "localhost",
       port: parsed.port || "5432",
       database: decodeURIComponent(parsed.pathname.replace(/^\//, "")) || decodeURIComponent(parsed.username) || "postgres",
       user: decodeURIComponent(parsed.username) || "postgres",
