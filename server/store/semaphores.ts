@@ -258,7 +258,8 @@ export async function renewSemaphorePermits(
  * that may now lease — the queues using a released semaphore, and `queueName`
  * itself when its definition has a concurrentExecLimit (its slot is free once
  * the caller's transaction deletes the task's queue row). Call it in the
- * transaction that ends the task (a worker's completion, a cancel, a timeout);
+ * transaction that ends the task (a cancel, a timeout; a worker's completion
+ * carries the same CTEs in its own statement, see {@link taskGateRelease});
  * the notifications go out at its commit, and a rollback keeps the permits.
  *
  * An ungated task pays one index probe that finds nothing and one primary-key
@@ -268,11 +269,31 @@ export async function releaseTaskGates(
   db: Executor,
   input: { namespaceId: string; taskId: string; queueName?: string | null },
 ): Promise<{ released: string[] }> {
+  const release = taskGateRelease(input);
   const { rows } = await sql<{ released: string[]; woken: number }>`
-    WITH "released" AS (
+    WITH ${release.ctes}
+    SELECT ARRAY(SELECT "name" FROM "released" ORDER BY "name") AS "released", ${release.woken} AS "woken"`.execute(db);
+  return { released: rows[0]?.released ?? [] };
+}
+
+/**
+ * {@link releaseTaskGates} as parts of a larger statement: `ctes` defines
+ * "released" (the permits deleted) and "limited" (the queue, when it has a
+ * concurrentExecLimit), to follow a WITH; `woken` is the expression that
+ * notifies their pollers, to select once. `onlyIf`, a boolean SQL condition,
+ * makes both do nothing when false — a completion releases only when its
+ * compare-and-set matched.
+ */
+export function taskGateRelease(
+  input: { namespaceId: string; taskId: string; queueName?: string | null },
+  onlyIf: RawBuilder<unknown> = sql`true`,
+): { ctes: RawBuilder<unknown>; woken: RawBuilder<number> } {
+  return {
+    ctes: sql`"released" AS (
       DELETE FROM "SemaphoreHolders"
       WHERE "taskId" = ${input.taskId}
         AND "namespaceId" = ${input.namespaceId}
+        AND ${onlyIf}
       RETURNING "namespaceId", "name"
     ),
     "limited" AS (
@@ -281,12 +302,11 @@ export async function releaseTaskGates(
       WHERE "namespaceId" = ${input.namespaceId}
         AND "name" = ${input.queueName ?? null}
         AND "concurrentExecLimit" > 0
-    )
-    SELECT ARRAY(SELECT "name" FROM "released" ORDER BY "name") AS "released",
-      ${notifySemaphoreUsers(sql`"released"`)}
-        + (SELECT count(pg_notify(${TASKS_CHANNEL}, ${input.namespaceId}::text || ':' || "name"))::int FROM "limited")
-        AS "woken"`.execute(db);
-  return { released: rows[0]?.released ?? [] };
+        AND ${onlyIf}
+    )`,
+    woken: sql<number>`(${notifySemaphoreUsers(sql`"released"`)}
+        + (SELECT count(pg_notify(${TASKS_CHANNEL}, ${input.namespaceId}::text || ':' || "name"))::int FROM "limited"))`,
+  };
 }
 
 /**

@@ -1,10 +1,9 @@
 import { sql } from "kysely";
-import type { Kysely, RawBuilder, Transaction } from "kysely";
+import type { Kysely, RawBuilder } from "kysely";
 import { json } from "../../db/json";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
-import { enqueueDecide } from "./decide-queues";
-import { releaseTaskGates } from "./semaphores";
+import { taskGateRelease } from "./semaphores";
 
 /**
  * TaskExecutions: the decider's reads (frontier, latest row per ref) and writes
@@ -235,16 +234,24 @@ export class TaskReportRefusedError extends Error {
 /**
  * A worker's final report: ends the task (compare-and-set from IN_PROGRESS, so
  * a second completion of the same task is refused, not applied twice), deletes
- * its queue row, and enqueues a decide — one transaction, so the decide cannot
- * be lost nor announce a change that rolled back (invariants 2 and 3).
+ * its queue row, gives back its gates, and enqueues a decide — one
+ * transaction, so the decide cannot be lost nor announce a change that rolled
+ * back (invariants 2 and 3).
  *
- * Lock order (task-queues.ts): the queue row first, then the task row — the
- * order a lease takes them — or a concurrent lease and this report could
- * deadlock. The task's queue name comes from an unlocked read of the task row
- * (it never changes once written).
+ * Two statements, where there were five (read the task, delete its queue row,
+ * end it, release its gates, enqueue the decide), because every statement is a
+ * round trip that costs both processes CPU however little it does:
+ * 1. read the task and delete its queue row, the row's queue name coming from
+ *    the task row (it never changes once written). The queue row is the first
+ *    row this transaction locks and the task row the second — the order a
+ *    lease takes them (task-queues.ts) — or a concurrent lease of the same
+ *    task (after the sweeper requeued it) and this report could deadlock;
+ * 2. end the task, and only when that matched, release its gates and enqueue
+ *    the decide (data-modifying CTEs guarded by the update's RETURNING).
  *
- * The row is left with "deciderSeenAt" NULL: the next evaluation finds it in
- * "TaskExecutions_unprocessed_idx" and reacts.
+ * A refusal throws {@link TaskReportRefusedError}, which rolls the queue-row
+ * delete back. The row is left with "deciderSeenAt" NULL: the next evaluation
+ * finds it in "TaskExecutions_unprocessed_idx" and reacts.
  */
 export async function completeTaskFromWorker(
   db: Executor,
@@ -259,55 +266,54 @@ export async function completeTaskFromWorker(
         throw error;
       });
   }
-  const trx = db as Transaction<Database>;
-  const task = await trx
-    .selectFrom("TaskExecutions")
-    .select(["id", "queueName", "status", "workerId"])
-    .where("workflowId", "=", input.workflowId)
-    .where("id", "=", input.taskId)
-    .where("namespaceId", "=", input.namespaceId)
-    .executeTakeFirst();
+  const { workflowId, taskId, namespaceId } = input;
+  const { rows: found } = await sql<{ queueName: string | null }>`
+    WITH "task" AS (
+      SELECT "queueName" FROM "TaskExecutions"
+      WHERE "workflowId" = ${workflowId}::uuid AND "id" = ${taskId}::uuid AND "namespaceId" = ${namespaceId}::uuid
+    ), "dequeued" AS (
+      -- The queue name as a scalar subquery, not a join: evaluated once before
+      -- the delete runs, it prunes the delete to its one partition, where a join
+      -- against "task" was planned as a scan of all eight.
+      DELETE FROM "TaskQueues"
+      WHERE "queueName" = (SELECT "queueName" FROM "task") AND "taskId" = ${taskId}::uuid AND "namespaceId" = ${namespaceId}::uuid
+    )
+    SELECT "queueName" FROM "task"`.execute(db);
+  const task = found[0];
   if (!task) throw new TaskReportRefusedError({ ok: false, error: "not_found" });
-  if (task.queueName !== null) {
-    await trx
-      .deleteFrom("TaskQueues")
-      .where("queueName", "=", task.queueName)
-      .where("taskId", "=", input.taskId)
-      .where("namespaceId", "=", input.namespaceId)
-      .execute();
-  }
+
   const now = input.now ?? new Date();
-  let update = trx
-    .updateTable("TaskExecutions")
-    .set({
-      status: input.status,
-      output: json(input.output ?? {}),
-      outputRef: input.outputRef ?? null,
-      reasonForIncompletion: input.reason ?? null,
-      endedAt: now,
-      updatedAt: now,
-      deciderSeenAt: null,
-    })
-    .where("workflowId", "=", input.workflowId)
-    .where("id", "=", input.taskId)
-    .where("namespaceId", "=", input.namespaceId)
-    .where("status", "=", "IN_PROGRESS");
-  if (input.workerId !== undefined) update = update.where("workerId", "=", input.workerId);
-  const ended = await update.returningAll().executeTakeFirst();
-  if (!ended) {
-    const current = await trx
+  const release = taskGateRelease({ namespaceId, taskId, queueName: task.queueName }, sql`EXISTS (SELECT 1 FROM "ended")`);
+  const { rows: ended } = await sql<TaskExecutionRow>`
+    WITH "ended" AS (
+      UPDATE "TaskExecutions"
+      SET "status" = ${input.status}, "output" = ${json(input.output ?? {})}::jsonb, "outputRef" = ${input.outputRef ?? null},
+          "reasonForIncompletion" = ${input.reason ?? null}, "endedAt" = ${now}, "updatedAt" = ${now}, "deciderSeenAt" = NULL
+      WHERE "workflowId" = ${workflowId}::uuid AND "id" = ${taskId}::uuid AND "namespaceId" = ${namespaceId}::uuid
+        AND "status" = 'IN_PROGRESS'
+        ${input.workerId === undefined ? sql`` : sql`AND "workerId" = ${input.workerId}`}
+      RETURNING *
+    ), ${release.ctes}, "decide" AS (
+      -- ON CONFLICT DO UPDATE, never DO NOTHING (invariant 3; enqueueDecide says why).
+      INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "reason")
+      SELECT "workflowId", "namespaceId", 'task ' || "refName" || ' ' || "status" FROM "ended"
+      ON CONFLICT ("workflowId") DO UPDATE SET "reason" = "excluded"."reason"
+    )
+    SELECT "ended".*, ${release.woken} AS "woken" FROM "ended"`.execute(db);
+  const row = ended[0];
+  if (!row) {
+    // Refused: say why from the row as it is now (it may have moved since the first read).
+    const current = await db
       .selectFrom("TaskExecutions")
       .select(["status", "workerId"])
-      .where("workflowId", "=", input.workflowId)
-      .where("id", "=", input.taskId)
+      .where("workflowId", "=", workflowId)
+      .where("id", "=", taskId)
       .executeTakeFirst();
     const error = current?.status === "IN_PROGRESS" ? "not_held" : "not_in_progress";
     throw new TaskReportRefusedError({ ok: false, error, status: current?.status });
   }
-  // The task's semaphore permit ends with it, in this transaction, and the queue's parked polls hear of the room.
-  await releaseTaskGates(trx, { namespaceId: input.namespaceId, taskId: input.taskId, queueName: task.queueName });
-  await enqueueDecide(trx, { workflowId: input.workflowId, namespaceId: input.namespaceId, reason: `task ${ended.refName} ${input.status}` });
-  return { ok: true, task: ended };
+  const { woken: _woken, ...endedTask } = row as TaskExecutionRow & { woken: number };
+  return { ok: true, task: endedTask };
 }
 
 /**
