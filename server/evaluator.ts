@@ -24,13 +24,13 @@ import { openHumanTask } from "./human-tasks/open-human-task";
 import { cancelOpenHumanTasks } from "./store/human-tasks";
 import { decodeTimerReason } from "./timer-poller";
 import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle";
-import { claimDecides, enqueueDecide, lockWorkflow } from "./store/decide-queues";
+import { claimAndLockWorkflow, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
 import { enqueueTask, removeQueuedTask } from "./store/task-queues";
 import { insertTasks, loadFrontier, loadLatestByRefs, markSeen, transitionTask } from "./store/task-executions";
 import type { InsertTaskInput } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
-import { appendWorkflowEvents } from "./store/workflow-events";
+import { bumpVersionAndAppendEvents } from "./store/workflow-events";
 import type { NewWorkflowEventInput } from "./store/workflow-events";
 
 /**
@@ -142,12 +142,12 @@ class ClaimedEvaluationFailure extends Error {
  * 15 write transactions of a 3-task run — to serve only the failure path.
  */
 async function evaluateOne(deps: EvaluatorDeps, trx: Transaction<Database>, offset: number): Promise<Outcome> {
-  // Invariant 2: the claim is deleted first, in this transaction, before any read.
-  const [claim] = await claimDecides(trx, { limit: 1, offset });
+  // Invariant 2: the claim is deleted first, in this transaction, before any read; the same statement locks the workflow.
+  const claim = await claimAndLockWorkflow(trx, { offset });
   if (claim === undefined) return { kind: "empty" };
-  const { workflowId } = claim;
+  const workflowId = claim.workflow.id;
   try {
-    await evaluateClaimed(deps, trx, workflowId, decodeTimerReason(claim.reason));
+    await evaluateClaimed(deps, trx, claim.workflow, decodeTimerReason(claim.reason));
     return { kind: "done" };
   } catch (error) {
     if (error instanceof CompareAndSetMiss) throw error; // The claim comes back as it was and is retried as it is.
@@ -181,9 +181,8 @@ async function requeueAtBack(deps: EvaluatorDeps, workflowId: string, error: unk
  * `now` whatever it says; only ALERT_ONLY alerts need to know a timer fired,
  * and a reason overwritten by a later enqueue costs at most one alert.
  */
-async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, workflowId: string, firedTimer: FiredTimer | undefined): Promise<void> {
-  const wf = await lockWorkflow(trx, workflowId);
-  if (!wf) return; // Claim dropped: the execution is gone.
+async function evaluateClaimed(deps: EvaluatorDeps, trx: Transaction<Database>, wf: WorkflowExecutionRow, firedTimer: FiredTimer | undefined): Promise<void> {
+  const workflowId = wf.id;
   if (wf.status !== "RUNNING") return; // Terminal or paused: decide would do nothing; resume re-enqueues.
 
   const blueprint = await loadBlueprint(trx, wf.namespaceId, wf.defName, wf.defVersion);
@@ -681,12 +680,8 @@ async function applyCommands(
   }
 
   if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
-  // Every committed evaluation bumps the optimistic-concurrency counter.
-  await sql`
-    UPDATE "WorkflowExecutions" SET "version" = "version" + 1, "updatedAt" = ${now}
-    WHERE "id" = ${workflowId}::uuid`.execute(trx);
-  // `wf` is the row evaluateClaimed locked in this transaction.
-  await appendWorkflowEvents(trx, { workflowId, namespaceId }, events.map((e) => ({ ...e, at: now })), { lockedBy: wf });
+  // `wf` is the row this evaluation locked: the version bump and the history append are one statement.
+  await bumpVersionAndAppendEvents(trx, wf, events, now);
 }
 
 function startFailure(result: Extract<StartExecutionResult, { ok: false }>): string {

@@ -8,7 +8,7 @@ import { createDb } from "../../db/pool";
 import type { Database } from "../../db/schema";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
+import { claimAndLockWorkflow, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
 import { insertWorkflowExecution } from "./workflow-executions";
 
 const t = useTestDatabase();
@@ -379,6 +379,70 @@ describe("several deciders over one queue", () => {
         results.map((r) => `${r.won} won/${r.lost} lost`).join(", ") +
         `; lock waits seen in ${lockWaits.waiting}/${lockWaits.samples} samples`,
     );
+  });
+});
+
+describe("claimAndLockWorkflow", () => {
+  it("claims the oldest request, deleting it, and returns its workflow locked; a rollback puts the claim back", async () => {
+    await clearQueue();
+    const namespaceId = randomUUID();
+    const [older, newer] = [
+      await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 }),
+      await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 }),
+    ];
+    await enqueueDecide(t.db, { workflowId: older.id, namespaceId, reason: "started" });
+    await enqueueDecide(t.db, { workflowId: newer.id, namespaceId, reason: "later" });
+
+    const holding = gate();
+    const mayCommit = gate();
+    let claimerPid = 0;
+    const claimer = t.db.transaction().execute(async (trx) => {
+      claimerPid = await backendPid(trx);
+      const claim = await claimAndLockWorkflow(trx);
+      holding.open();
+      await mayCommit.wait;
+      return claim;
+    });
+    await holding.wait;
+    // The claim is deleted (invisible to a second claimer, which takes the next one) and the row is locked.
+    const second = await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx));
+    expect(second).toMatchObject({ reason: "later", workflow: { id: newer.id } });
+    let lockerPid = 0;
+    const pidKnown = gate();
+    const locker = t.db.transaction().execute(async (trx) => {
+      lockerPid = await backendPid(trx);
+      pidKnown.open();
+      return lockWorkflow(trx, older.id);
+    });
+    await pidKnown.wait;
+    await blockedBy(t.db, lockerPid, claimerPid);
+    mayCommit.open();
+    expect(await claimer).toMatchObject({ reason: "started", workflow: { id: older.id, status: "RUNNING", namespaceId } });
+    expect((await locker)?.id).toBe(older.id);
+    expect(await decideQueueDepth(t.db)).toBe(0);
+
+    await enqueueDecide(t.db, { workflowId: older.id, namespaceId, reason: "again" });
+    await expect(
+      t.db.transaction().execute(async (trx) => {
+        expect((await claimAndLockWorkflow(trx))?.workflow.id).toBe(older.id);
+        throw new Error("evaluation failed");
+      }),
+    ).rejects.toThrow("evaluation failed");
+    expect((await pending(older.id))?.reason).toBe("again");
+  });
+
+  it("drops the claim of a workflow that no longer exists and answers undefined, as for an empty queue; near the tail it claims from the head", async () => {
+    await clearQueue();
+    const namespaceId = randomUUID();
+    const gone = randomUUID();
+    await enqueueDecide(t.db, { workflowId: gone, namespaceId, reason: "orphan" });
+    expect(await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx))).toBeUndefined();
+    expect(await pending(gone)).toBeUndefined();
+    expect(await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx))).toBeUndefined();
+
+    const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 });
+    await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: "only" });
+    expect((await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx, { offset: 5 })))?.workflow.id).toBe(wf.id);
   });
 });
 
