@@ -116,20 +116,26 @@ describe("Notifier", () => {
     }
   });
 
-  it("delivers workflowId:seq from the WorkflowEvents trigger, keyed by workflow", async () => {
+  it("delivers workflowId:seq from the WorkflowEvents trigger, keyed by workflow, once per workflow per statement", async () => {
     const workflowId = randomUUID();
+    const other = randomUUID();
     const namespaceId = randomUUID();
     const seen = record(notifier, WORKFLOW_EVENTS_CHANNEL, workflowId);
+    const seenOther = record(notifier, WORKFLOW_EVENTS_CHANNEL, other);
     try {
       await t.db
         .insertInto("WorkflowEvents")
         .values([
           { workflowId, namespaceId, seq: 1, type: "WORKFLOW_STARTED" },
           { workflowId, namespaceId, seq: 2, type: "TASK_SCHEDULED" },
+          { workflowId: other, namespaceId, seq: 7, type: "TASK_SCHEDULED" },
         ])
         .execute();
-      await waitFor(() => seen.payloads().length === 2, "two workflow events");
-      expect(seen.payloads()).toEqual([`${workflowId}:1`, `${workflowId}:2`]);
+      await waitFor(() => seen.payloads().length === 1 && seenOther.payloads().length === 1, "one notification per workflow");
+      await marker();
+      expect(seen.payloads()).toEqual([`${workflowId}:2`]);
+      expect(seenOther.payloads()).toEqual([`${other}:7`]);
+      seenOther.unsubscribe();
     } finally {
       seen.unsubscribe();
     }

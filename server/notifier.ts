@@ -28,8 +28,9 @@ import { TASKS_CHANNEL } from "./store/task-queues";
 export { TASKS_CHANNEL, notifyTaskAvailable, taskAvailableKey } from "./store/task-queues";
 
 /**
- * Raised by the "WorkflowEvents_notify" trigger (migration 0002) for every
- * inserted event at commit, payload "workflowId:seq".
+ * Raised by the "WorkflowEvents_notify" trigger (migration 0011) at commit,
+ * once per workflow per INSERT statement, payload "workflowId:seq" with the
+ * statement's highest seq: listeners read the history from their last seq.
  */
 export const WORKFLOW_EVENTS_CHANNEL = "node_flow_workflow_events";
 

@@ -115,3 +115,12 @@ describe("authenticateRequest", () => {
     expect(await authenticateRequest(database.db, new Request("http://x/"))).toBeNull();
   });
 });
+
+describe("the namespace lookup", () => {
+  it("remembers a namespace once found, but not a name it did not find: one created afterwards is found", async () => {
+    expect(await authorizeNamespace(database.db, owner, "created-later", "read")).toMatchObject({ ok: false, status: 404 });
+    const created = await insertNamespace(database.db, { name: "created-later" });
+    expect(await authorizeNamespace(database.db, owner, "created-later", "read")).toEqual({ ok: true, namespaceId: created.id, role: "admin" });
+    expect(await authorizeNamespace(database.db, owner, "created-later", "read")).toEqual({ ok: true, namespaceId: created.id, role: "admin" });
+  });
+});

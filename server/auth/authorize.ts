@@ -1,6 +1,7 @@
 import type { Db } from "../../db/pool";
 import { rolesOfUserInNamespace, strongestRole } from "../store/namespace-members";
 import { findNamespaceByName } from "../store/namespaces";
+import type { Namespace } from "../store/namespaces";
 import { grants, roleOfScopes } from "./principal";
 import type { ApiKeyScope, NamespaceRole, Permission, Principal } from "./principal";
 
@@ -27,7 +28,7 @@ export async function authorizeNamespace(
   permission: Permission,
 ): Promise<NamespaceAuthorization> {
   const notFound = { ok: false, status: 404, message: `Namespace "${namespaceName}" not found.` } as const;
-  const namespace = await findNamespaceByName(db, namespaceName);
+  const namespace = await namespaceNamed(db, namespaceName);
   if (!namespace) return notFound;
 
   let role: NamespaceRole | null;
@@ -45,4 +46,32 @@ export async function authorizeNamespace(
     return { ok: false, status: 403, message: `${holder} not allow this: it needs the "${permission}" permission.` };
   }
   return { ok: true, namespaceId: namespace.id, role };
+}
+
+/** Names remembered per database handle at most; past it the map starts over. */
+const MAX_REMEMBERED_NAMESPACES = 10_000;
+const namespacesByDb = new WeakMap<Db, Map<string, Namespace>>();
+
+/**
+ * The namespace named `name`, remembered once found: nothing renames or
+ * deletes a namespace, so a name that was found stands for the same row for
+ * good. A name not found is not remembered (it may be created next). Every
+ * request to a namespace's API asks this, and the lookup was one of the
+ * dozen round trips of a worker's report. Per database handle, because a
+ * name means a different row in another database (each test file has its own).
+ */
+async function namespaceNamed(db: Db, name: string): Promise<Namespace | null> {
+  let known = namespacesByDb.get(db);
+  if (known === undefined) {
+    known = new Map();
+    namespacesByDb.set(db, known);
+  }
+  const hit = known.get(name);
+  if (hit !== undefined) return hit;
+  const found = await findNamespaceByName(db, name);
+  if (found !== null) {
+    if (known.size >= MAX_REMEMBERED_NAMESPACES) known.clear();
+    known.set(name, found);
+  }
+  return found;
 }

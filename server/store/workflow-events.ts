@@ -6,9 +6,10 @@ import { lockWorkflow } from "./decide-queues";
 
 /**
  * A workflow's history: the rows behind the history view and the live SSE
- * stream. Every row insert is announced by the table's own AFTER INSERT trigger
- * (pg_notify 'node_flow_workflow_events', "workflowId:seq", delivered at
- * commit), so nothing here issues a NOTIFY and no writer can forget one.
+ * stream. Every insert is announced by the table's own AFTER INSERT trigger
+ * (pg_notify 'node_flow_workflow_events', "workflowId:seq" once per workflow
+ * per statement, delivered at commit), so nothing here issues a NOTIFY and no
+ * writer can forget one.
  */
 
 /** A Kysely instance or a transaction: the caller owns the transaction boundary. */
