@@ -12,6 +12,7 @@ import { claimIdempotencyKey } from "./store/idempotency-keys";
 import { getWorkflowDefinition } from "./store/workflow-definitions";
 import { appendWorkflowEvents } from "./store/workflow-events";
 import { getWorkflowExecution, insertWorkflowExecution } from "./store/workflow-executions";
+import { uuidv7 } from "./uuidv7";
 
 export interface StartExecutionDeps {
   db: Db;
@@ -96,9 +97,8 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
   let outcome: Outcome;
   try {
     outcome = await db.transaction().execute(async (trx): Promise<Outcome> => {
-      // The id is needed before the insert (the key names it); uuidv7() like the column default, so ids stay time-ordered.
-      const { rows } = await sql<{ id: string }>`SELECT uuidv7() AS "id"`.execute(trx);
-      const workflowId = rows[0]!.id;
+      // The id is needed before the insert (the key names it); a v7 like the column default, so ids stay time-ordered.
+      const workflowId = uuidv7();
 
       if (key !== null) {
         const claim = await claimIdempotencyKey(trx, { namespaceId: input.namespaceId, key, workflowId, strategy });
@@ -167,8 +167,9 @@ interface StartedExecutionRows {
 
 /**
  * The rows of a new execution, in the caller's transaction: the execution
- * (RUNNING, the definition's initial variables), WORKFLOW_STARTED (seq 1; the
- * insert holds the new row's lock), and a decide with reason "start".
+ * (RUNNING, the definition's initial variables), WORKFLOW_STARTED (seq 1: the
+ * row is new, see appendWorkflowEvents' `newWorkflow`), and a decide with
+ * reason "start".
  */
 async function insertStartedExecution(trx: Transaction<Database>, rows: StartedExecutionRows): Promise<void> {
   const { workflowId, def, graph, input, priority, idempotencyKey, payload } = rows;
@@ -203,7 +204,7 @@ async function insertStartedExecution(trx: Transaction<Database>, rows: StartedE
         createdBy: input.createdBy ?? null,
       },
     },
-  ]);
+  ], { newWorkflow: true });
   await enqueueDecide(trx, { workflowId, namespaceId: input.namespaceId, reason: "start" });
 }
 
@@ -231,8 +232,7 @@ export async function startNestedExecution(
   const { def, graph, workflowInput } = resolved;
   let payload: OffloadedPayload = { inline: workflowInput };
   if (blobs !== undefined) payload = await offloadIfLarge(blobs, workflowInput);
-  const { rows } = await sql<{ id: string }>`SELECT uuidv7() AS "id"`.execute(trx);
-  const workflowId = rows[0]!.id;
+  const workflowId = uuidv7();
   await insertStartedExecution(trx, { workflowId, def, graph, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
   return { ok: true, workflowId, created: true };
 }

@@ -49,8 +49,11 @@ export interface NewWorkflowEventInput {
  * transaction already holds returns at once; a caller that forgot is
  * serialised here instead of silently forking the history. The one exception
  * is `options.lockedBy`: the row lockWorkflow returned to this caller in this
- * transaction, which the evaluator passes — a round trip on every
- * evaluation, for a lock it took a dozen statements earlier. (All of this
+ * transaction — a round trip saved, for a lock it took earlier. And
+ * `options.newWorkflow` says the execution was inserted in `trx`: until
+ * commit its row is invisible to every other transaction, so none can lock it
+ * to append, and its history is empty — the lock and the max() are skipped
+ * and seq starts at 1 (a start's WORKFLOW_STARTED). (All of this
  * assumes READ COMMITTED, the default: under REPEATABLE READ the max() would
  * read the transaction's first snapshot and miss a commit it waited for.)
  */
@@ -58,21 +61,24 @@ export async function appendWorkflowEvents(
   trx: Transaction<Database>,
   workflow: { workflowId: string; namespaceId: string },
   events: readonly NewWorkflowEventInput[],
-  options: { lockedBy?: { id: string } } = {},
+  options: { lockedBy?: { id: string }; newWorkflow?: boolean } = {},
 ): Promise<WorkflowEventRow[]> {
   if (!trx.isTransaction) {
     throw new Error("appendWorkflowEvents needs the transaction that holds the workflow's row lock");
   }
   if (events.length === 0) return [];
-  if (options.lockedBy?.id !== workflow.workflowId) {
-    const locked = await lockWorkflow(trx, workflow.workflowId);
-    if (!locked) throw new Error(`Cannot append events: workflow ${workflow.workflowId} does not exist`);
+  let last = 0;
+  if (!options.newWorkflow) {
+    if (options.lockedBy?.id !== workflow.workflowId) {
+      const locked = await lockWorkflow(trx, workflow.workflowId);
+      if (!locked) throw new Error(`Cannot append events: workflow ${workflow.workflowId} does not exist`);
+    }
+    // One probe of the ("workflowId","seq","at") key per monthly partition,
+    // answered backwards from the index (a min/max-optimised Limit 1 per partition).
+    const { rows } = await sql<{ last: number | null }>`
+      SELECT max("seq") AS "last" FROM "WorkflowEvents" WHERE "workflowId" = ${workflow.workflowId}::uuid`.execute(trx);
+    last = Number(rows[0]?.last ?? 0);
   }
-  // One probe of the ("workflowId","seq","at") key per monthly partition,
-  // answered backwards from the index (a min/max-optimised Limit 1 per partition).
-  const { rows } = await sql<{ last: number | null }>`
-    SELECT max("seq") AS "last" FROM "WorkflowEvents" WHERE "workflowId" = ${workflow.workflowId}::uuid`.execute(trx);
-  const last = Number(rows[0]?.last ?? 0);
 
   const inserted = await trx
     .insertInto("WorkflowEvents")
