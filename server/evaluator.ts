@@ -27,10 +27,10 @@ import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle"
 import { claimAndLockWorkflow, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
 import { enqueueTask, removeQueuedTask } from "./store/task-queues";
-import { insertTasks, loadFrontier, loadLatestByRefs, markSeen, transitionTask } from "./store/task-executions";
+import { insertTasks, loadFrontier, loadLatestByRefs, transitionTask } from "./store/task-executions";
 import type { InsertTaskInput } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
-import { bumpVersionAndAppendEvents } from "./store/workflow-events";
+import { finishEvaluation } from "./store/workflow-events";
 import type { NewWorkflowEventInput } from "./store/workflow-events";
 
 /**
@@ -362,6 +362,8 @@ async function applyCommands(
   const workflowId = wf.id;
   const namespaceId = wf.namespaceId;
   const events: NewWorkflowEventInput[] = [];
+  /** Ended tasks this evaluation reacted to (decide's markSeen), stamped seen by finishEvaluation. */
+  const seen: string[] = [];
   /** Task id by identity, for rows inserted or started in this evaluation (later commands address them by key). */
   const inserted = new Map<string, string>();
   /** Something this evaluation ended unseen (a child start failed, START_WORKFLOW done): the next evaluation reacts. */
@@ -564,7 +566,8 @@ async function applyCommands(
         await cancelTimers(trx, { workflowId, taskId: c.taskId });
         break;
       case "markSeen": {
-        await markSeen(trx, workflowId, c.taskIds, now);
+        // Stamped in the evaluation's last statement (finishEvaluation).
+        seen.push(...c.taskIds);
         // A worker's report (and an operator's completion) ends a task without
         // writing history: the row lock is the decider's. The decider records
         // the end here, when it first sees it, so the run's history — and the
@@ -680,8 +683,8 @@ async function applyCommands(
   }
 
   if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
-  // `wf` is the row this evaluation locked: the version bump and the history append are one statement.
-  await bumpVersionAndAppendEvents(trx, wf, events, now);
+  // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append are one statement.
+  await finishEvaluation(trx, wf, { seenTaskIds: seen, events, at: now });
 }
 
 function startFailure(result: Extract<StartExecutionResult, { ok: false }>): string {

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { enqueueTask, leaseTasks } from "./task-queues";
+import { finishEvaluation } from "./workflow-events";
 import {
   TaskReportRefusedError,
   completeTaskFromWorker,
@@ -10,7 +11,6 @@ import {
   insertTasks,
   loadFrontier,
   loadLatestByRefs,
-  markSeen,
   transitionTask,
 } from "./task-executions";
 
@@ -95,7 +95,7 @@ describe("loadFrontier / loadLatestByRefs", () => {
   });
 });
 
-describe("transitionTask / markSeen", () => {
+describe("transitionTask / the seen watermark", () => {
   it("compare-and-sets on status, by id or by identity", async () => {
     const wf = randomUUID();
     const [a] = await insertTasks(t.db, [row(wf, "a", { status: "SCHEDULED" })]);
@@ -106,12 +106,20 @@ describe("transitionTask / markSeen", () => {
     await expect(transitionTask(t.db, { workflowId: wf, taskId: a!.id, from: "IN_PROGRESS" }, { status: "FAILED", updatedAt: now })).rejects.toThrow(/endedAt/);
   });
 
-  it("stamps only unseen terminal rows", async () => {
+  it("finishEvaluation stamps only unseen terminal rows, and only once", async () => {
     const wf = randomUUID();
     const rows = await insertTasks(t.db, [row(wf, "a", { status: "COMPLETED", endedAt: ended }), row(wf, "b", { status: "IN_PROGRESS" })]);
     const ids = rows.map((r) => r.id);
-    expect(await markSeen(t.db, wf, ids, new Date())).toBe(1);
-    expect(await markSeen(t.db, wf, ids, new Date())).toBe(0);
+    const seenAt = async () =>
+      (await t.db.selectFrom("TaskExecutions").select(["refName", "deciderSeenAt"]).where("workflowId", "=", wf).orderBy("refName").execute()).map((r) => [
+        r.refName,
+        r.deciderSeenAt?.getTime() ?? null,
+      ]);
+    const first = new Date("2026-01-01T00:00:00Z");
+    await t.db.transaction().execute((trx) => finishEvaluation(trx, { id: wf, namespaceId }, { seenTaskIds: ids, events: [], at: first }));
+    expect(await seenAt()).toEqual([["a", first.getTime()], ["b", null]]);
+    await t.db.transaction().execute((trx) => finishEvaluation(trx, { id: wf, namespaceId }, { seenTaskIds: ids, events: [], at: new Date() }));
+    expect(await seenAt()).toEqual([["a", first.getTime()], ["b", null]]);
   });
 });
 

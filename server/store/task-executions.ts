@@ -175,24 +175,6 @@ export async function transitionTask(
   return query.returningAll().executeTakeFirst();
 }
 
-/**
- * Stamps the decider's watermark on terminal rows it reacted to (invariant 4).
- * Only rows still unseen and terminal ("endedAt" set) are touched, so a
- * repeated call changes nothing. Returns how many were stamped.
- */
-export async function markSeen(db: Executor, workflowId: string, taskIds: readonly string[], at: Date): Promise<number> {
-  if (taskIds.length === 0) return 0;
-  const result = await db
-    .updateTable("TaskExecutions")
-    .set({ deciderSeenAt: at })
-    .where("workflowId", "=", workflowId)
-    .where("id", "in", [...taskIds])
-    .where("deciderSeenAt", "is", null)
-    .where("endedAt", "is not", null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
-}
-
 /** The statuses a worker may report as final. */
 export type WorkerFinalStatus = "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR";
 

@@ -103,20 +103,26 @@ export async function appendWorkflowEvents(
 }
 
 /**
- * An evaluation's last write, in one statement: bumps the execution's
- * optimistic-concurrency "version" (every committed evaluation does) and
- * appends `events` in order, numbered on from the history's max "seq" as
- * {@link appendWorkflowEvents} does — under the same precondition, met by
- * construction here: `locked` is the row the evaluation locked in `trx`. One
- * round trip where there were three (the bump, the max, the insert), on every
- * evaluation. The events go in as one JSON array, through json() (invariant 9).
+ * An evaluation's last write, in one statement: stamps "deciderSeenAt" on the
+ * ended tasks it reacted to (`seenTaskIds`, decide's markSeen: invariant 4's
+ * watermark), bumps the execution's optimistic-concurrency "version" (every
+ * committed evaluation does), and appends `events` in order, numbered on from
+ * the history's max "seq" as {@link appendWorkflowEvents} does — under the
+ * same precondition, met by construction here: `locked` is the row the
+ * evaluation locked in `trx`. One round trip where there were four (mark, bump,
+ * max, insert), on every evaluation. The events go in as one JSON array,
+ * through json() (invariant 9).
+ *
+ * Marking seen last is safe because nothing an evaluation does after decide's
+ * markSeen reads or writes those rows' watermark: they are ended, and only the
+ * next evaluation looks for unseen ones.
  */
-export async function bumpVersionAndAppendEvents(
+export async function finishEvaluation(
   trx: Transaction<Database>,
   locked: { id: string; namespaceId: string },
-  events: readonly Omit<NewWorkflowEventInput, "at">[],
-  at: Date,
+  writes: { seenTaskIds: readonly string[]; events: readonly Omit<NewWorkflowEventInput, "at">[]; at: Date },
 ): Promise<void> {
+  const { seenTaskIds, events, at } = writes;
   const rows = events.map((event, i) => ({
     i: i + 1,
     type: event.type,
@@ -126,7 +132,11 @@ export async function bumpVersionAndAppendEvents(
     data: event.data ?? {},
   }));
   await sql`
-    WITH "bumped" AS (
+    WITH "seen" AS (
+      UPDATE "TaskExecutions" SET "deciderSeenAt" = ${at}
+      WHERE "workflowId" = ${locked.id}::uuid AND "id" = ANY(${[...seenTaskIds]}::uuid[])
+        AND "deciderSeenAt" IS NULL AND "endedAt" IS NOT NULL
+    ), "bumped" AS (
       UPDATE "WorkflowExecutions" SET "version" = "version" + 1, "updatedAt" = ${at}
       WHERE "id" = ${locked.id}::uuid
     ), "last" AS (
