@@ -1,4 +1,4 @@
-# One image for every node-flow process: web (next start), worker (the sidecar)
+# One image for every node-flow process: web (server/web-server.ts), worker (the sidecar)
 # and the one-shot migrate job. docker-compose.yml picks the command.
 
 FROM node:20-bookworm-slim AS build
@@ -19,11 +19,12 @@ ENV NODE_ENV=production \
     NEXT_TELEMETRY_DISABLED=1 \
     PORT=3000 \
     HOST=0.0.0.0
-# Dev dependencies stay: the worker and `nf migrate` run TypeScript through tsx
-# at run time, and next.config.ts is read at start-up.
+# Dev dependencies stay: the web process, the worker and `nf migrate` run
+# TypeScript through tsx at run time, and next.config.ts is read at start-up.
 COPY --from=build --chown=node:node /app /app
 USER node
 EXPOSE 3000
 # Exec form so SIGTERM reaches node directly; compose adds an init (init: true)
-# to reap next's child processes and forward signals.
-CMD ["node", "node_modules/next/dist/bin/next", "start", "-p", "3000", "-H", "0.0.0.0"]
+# to reap child processes and forward signals. The web process: Next for the
+# console, the worker APIs straight on node:http (server/web-server.ts says why).
+CMD ["node", "--import", "tsx", "server/web-server.ts"]

@@ -1,9 +1,9 @@
 /**
  * `nf bench --web node`: the REST API (the same route table and dispatcher
- * as app/api/v1) on a bare node:http server, in a process of its own, instead
- * of `next start`. For the CI smoke run, which must not spend minutes on a
- * `next build`, and to show what Next's request handling costs next to the
- * handlers themselves. The default (`--web next`) is the real web process.
+ * the web process serves) alone on a bare node:http server, in a process of
+ * its own, instead of server/web-server.ts. For the CI smoke run, which must
+ * not spend minutes on a `next build`. The default (`--web next`) is the real
+ * web process.
  *
  * Prints `listening on <port>` once it answers; the parent reads the port from it.
  */

@@ -1,8 +1,8 @@
 /**
  * `nf bench` (`npm run bench`): node-flow end to end under load, with nothing
  * simulated (issue 10). On this machine it starts a throwaway embedded
- * Postgres 18, migrates it, and runs the real web process (`next start`,
- * built first when stale, as `nf start` does) and the real sidecar
+ * Postgres 18, migrates it, and runs the real web process
+ * (server/web-server.ts, the app built first when stale, as `nf start` does) and the real sidecar
  * (server/worker.ts, roles decider,poller); or it targets a running server
  * (`--url`, `--api-key`, and `--database-url` for the figures only the
  * database knows). It registers a 3-task chain of SIMPLE tasks and runs N SDK
@@ -103,8 +103,9 @@ export const BENCH_USAGE = `nf bench [--rates 25,50,100,200,400] [--duration 20]
   --closed     seconds of the closed-loop point (0: none); --in-flight runs kept going
   --workers    SDK worker processes; --slots tasks each holds at once
   --large      tasks of the large workflow (a loop of 100-task forks); 0: none
-  --web        next (default): next start, built first when stale; node: the same
-               REST handlers on a bare node:http server (no build; the CI smoke)
+  --web        next (default): the production web process (server/web-server.ts:
+               Next, and the worker APIs on node:http), built first when stale;
+               node: the REST API alone on node:http (no build; the CI smoke)
   --out        results as PATH.json and PATH.md (default bench-results/bench-<time>)
   --url        a running node-flow instead of a throwaway one, with --api-key (worker
                and admin scopes) and --database-url (the figures only Postgres knows)
@@ -399,10 +400,10 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
       ? spawnSupervised({
           name: "web",
           command: process.execPath,
-          args: ["node_modules/next/dist/bin/next", "start", "-p", String(webPort), "-H", "127.0.0.1"],
+          // The production web process, as `nf start` runs it.
+          args: [...profile("web"), "--import", "tsx", "server/web-server.ts"],
           cwd: PROJECT_ROOT,
-          // next start runs the server in a child (next-server) that inherits NODE_OPTIONS, not argv.
-          env: { ...serverEnv, NODE_FLOW_ROLES: "api", PORT: String(webPort), HOST: "127.0.0.1", ...(options.cpuProfileDir ? { NODE_OPTIONS: profile("web").join(" ") } : {}) },
+          env: { ...serverEnv, NODE_FLOW_ROLES: "api", PORT: String(webPort), HOST: "127.0.0.1" },
           onLine: () => undefined,
         })
       : spawnSupervised({
@@ -458,7 +459,7 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     db,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     pids: { web: web.pid, sidecar: sidecar.pid, postgres: postmasterPid },
-    where: `a throwaway embedded Postgres 18 (the settings \`npm start\` uses), ${options.web === "next" ? "next start" : "the REST handlers on node:http (--web node)"} and the sidecar, all on this machine`,
+    where: `a throwaway embedded Postgres 18 (the settings \`npm start\` uses), ${options.web === "next" ? "the production web process (server/web-server.ts)" : "the REST API alone on node:http (--web node)"} and the sidecar, all on this machine`,
   };
 }
 

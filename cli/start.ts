@@ -364,7 +364,11 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   const web = session.spawn({
     name: "web",
     command: process.execPath,
-    args: ["node_modules/next/dist/bin/next", args.dev ? "dev" : "start", "-p", String(config.port), "-H", config.host],
+    // Production: server/web-server.ts (Next for the console, the worker APIs on node:http; it says why).
+    // Development: next dev, whose App Router routes serve the worker APIs too.
+    args: args.dev
+      ? ["node_modules/next/dist/bin/next", "dev", "-p", String(config.port), "-H", config.host]
+      : ["--import", "tsx", "server/web-server.ts"],
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: "api", PORT: String(config.port), HOST: config.host },
     onLine: prefixed("[web]"),

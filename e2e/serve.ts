@@ -1,6 +1,6 @@
 /**
  * Boots the real app for Playwright: an embedded Postgres 18 in a throwaway
- * data directory, migrated, then the production server (`next start`) and the
+ * data directory, migrated, then the production web process (server/web-server.ts) and the
  * worker sidecar against it. Playwright's webServer runs this and sends SIGTERM when the run ends.
  *
  *   npx tsx e2e/serve.ts            # builds first (what `npx playwright test` does)
@@ -132,7 +132,8 @@ async function main(): Promise<void> {
       PORT: String(E2E_PORT),
       HOST: "127.0.0.1",
     };
-    server = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], {
+    // The production web process, as `nf start` runs it.
+    server = spawn(process.execPath, ["--import", "tsx", "server/web-server.ts"], {
       detached: true,
       stdio: ["ignore", "inherit", "inherit"],
       env: { ...env, NODE_FLOW_ROLES: "api" },
@@ -150,10 +151,10 @@ async function main(): Promise<void> {
     });
     server.once("exit", (code, signal) => {
       if (stopping) return;
-      log(`next start exited on its own (${signal ?? `code ${code}`})`);
+      log(`the web process exited on its own (${signal ?? `code ${code}`})`);
       void stop(1);
     });
-    log(`next start on ${baseUrl}`);
+    log(`the web process on ${baseUrl}`);
   } catch (error) {
     log(error instanceof Error ? (error.stack ?? error.message) : String(error));
     await stop(1);

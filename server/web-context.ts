@@ -72,3 +72,11 @@ export function getWebContext(): WebContext {
   }
   return holder.__nodeFlowWebContext;
 }
+
+/** Closes the web context if this process made one (shutdown); a no-op otherwise. */
+export async function closeWebContext(): Promise<void> {
+  const context = holder.__nodeFlowWebContext;
+  if (context === undefined) return;
+  holder.__nodeFlowWebContext = undefined;
+  await context.close();
+}

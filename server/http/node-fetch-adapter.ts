@@ -1,0 +1,59 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/**
+ * A `Request → Response` handler (the REST and Conductor dispatchers' shape,
+ * the shape Next's route handlers have) served from a plain node:http
+ * request. The request's signal fires when the client goes away before the
+ * answer is sent, as Next does, so a parked long-poll ends at once. Answers
+ * are buffered whole: the APIs served this way have no streaming responses
+ * (the SSE streams are Next's).
+ */
+export async function serveFetchHandler(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handle: (request: Request) => Promise<Response>,
+): Promise<void> {
+  const controller = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  try {
+    const request = await toRequest(req, controller.signal);
+    const response = await handle(request);
+    await send(res, response);
+  } catch (error) {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+    res.end(`Internal error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function toRequest(req: IncomingMessage, signal: AbortSignal): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+  const origin = `http://${req.headers.host ?? "localhost"}`;
+  return new Request(new URL(req.url ?? "/", origin), { method: req.method, headers, body, signal });
+}
+
+/** One write for headers and body: on loopback every socket write is a syscall that wakes the peer. */
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  const setCookies = response.headers.getSetCookie();
+  if (setCookies.length > 0) headers["set-cookie"] = setCookies;
+  const body = Buffer.from(await response.arrayBuffer());
+  res.writeHead(response.status, headers);
+  // end() with the whole body: Node sets Content-Length itself (and none on a 204).
+  res.end(body);
+}
