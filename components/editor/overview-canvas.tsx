@@ -1,0 +1,315 @@
+"use client";
+
+import { useStoreApi } from "@xyflow/react";
+import { useTheme } from "next-themes";
+import { useContext, useEffect, useRef } from "react";
+import { createStore } from "zustand/vanilla";
+import type { StoreApi } from "zustand";
+import { NODE_TYPES } from "@/engine";
+import type { NodeCategory, TaskStatus, WorkflowDefinition } from "@/engine";
+import { useEditor, useEditorStore } from "./editor-context";
+import type { DiffKind } from "./editor-store";
+import { edgeKey } from "./graph-edits";
+import { edgeEnds, overviewLayout } from "./overview-geometry";
+import type { OverviewLayout, Rect } from "./overview-geometry";
+import { RunOverlayContext } from "./run-overlay";
+
+/**
+ * The far-zoom overview: the whole diagram painted on one <canvas> — nodes as
+ * boxes tinted by type (by status on a run's page), loops as dashed
+ * outlines, edges as stepped lines, selection, validation problems and
+ * compare rings as outlines — while React Flow's DOM nodes and edges are
+ * unmounted (editor-canvas.tsx). Panning or zooming then repaints one canvas
+ * instead of making Chromium hit-test, restyle and re-layer ~2,000 elements
+ * a frame. It paints in the animation frame after anything it shows changes,
+ * reading the stores directly so React does not re-render per frame.
+ */
+
+/** The box-selection rectangle being drawn, in pixels relative to the canvas; null when none is. */
+export interface MarqueeState {
+  rect: Rect | null;
+}
+
+export function createMarqueeStore(): StoreApi<MarqueeState> {
+  return createStore<MarqueeState>()(() => ({ rect: null }));
+}
+
+/** The hues of the palette's groups (node-icon.tsx's tiles, Tailwind's 500 shades), so a glance still tells work from flow control. */
+const CATEGORY_COLOUR: Readonly<Record<NodeCategory, string>> = {
+  work: "#0ea5e9",
+  data: "#8b5cf6",
+  flow: "#f59e0b",
+  wait: "#10b981",
+  workflow: "#f43f5e",
+};
+
+const EMERALD = "#10b981";
+const AMBER = "#f59e0b";
+
+interface Colours {
+  surface: string;
+  accent: string;
+  danger: string;
+  muted: string;
+  foreground: string;
+}
+
+/** The theme's tokens as the browser resolved them (they are oklch and color-mix expressions, which a canvas takes once resolved). */
+function readColours(host: HTMLElement): Colours {
+  const probe = document.createElement("span");
+  probe.style.display = "none";
+  host.appendChild(probe);
+  const read = (token: string) => {
+    probe.style.color = `var(${token})`;
+    return getComputedStyle(probe).color;
+  };
+  const colours = { surface: read("--surface"), accent: read("--accent"), danger: read("--danger"), muted: read("--muted"), foreground: read("--foreground") };
+  probe.remove();
+  return colours;
+}
+
+/** How a node is filled on a run's page: its status, grey and faded where the run never reached it (as the nodes' rings say). */
+function runFill(status: TaskStatus | null, colours: Colours): { colour: string; alpha: number } {
+  switch (status) {
+    case "COMPLETED":
+      return { colour: EMERALD, alpha: 0.85 };
+    case "COMPLETED_WITH_ERRORS":
+      return { colour: AMBER, alpha: 0.85 };
+    case "IN_PROGRESS":
+      return { colour: colours.accent, alpha: 0.9 };
+    case "FAILED":
+    case "FAILED_WITH_TERMINAL_ERROR":
+    case "TIMED_OUT":
+      return { colour: colours.danger, alpha: 0.9 };
+    case "SCHEDULED":
+      return { colour: colours.muted, alpha: 0.55 };
+    default:
+      return { colour: colours.muted, alpha: 0.2 };
+  }
+}
+
+const DIFF_COLOUR = (kind: DiffKind, colours: Colours) => (kind === "added" ? EMERALD : kind === "changed" ? AMBER : colours.danger);
+
+/** Shapes sharing one style, painted with a single fill or stroke. */
+class Batches {
+  private readonly batches = new Map<string, { colour: string; alpha: number; width: number; dash: boolean; path: Path2D }>();
+
+  path(colour: string, alpha: number, width = 0, dash = false): Path2D {
+    const key = `${colour}|${alpha}|${width}|${dash}`;
+    let batch = this.batches.get(key);
+    if (!batch) {
+      batch = { colour, alpha, width, dash, path: new Path2D() };
+      this.batches.set(key, batch);
+    }
+    return batch.path;
+  }
+
+  fill(ctx: CanvasRenderingContext2D) {
+    for (const b of this.batches.values()) {
+      ctx.globalAlpha = b.alpha;
+      ctx.fillStyle = b.colour;
+      ctx.fill(b.path);
+    }
+  }
+
+  stroke(ctx: CanvasRenderingContext2D, zoom: number) {
+    for (const b of this.batches.values()) {
+      ctx.globalAlpha = b.alpha;
+      ctx.strokeStyle = b.colour;
+      // Widths are in screen pixels; the context is scaled by the zoom.
+      ctx.lineWidth = b.width / zoom;
+      ctx.setLineDash(b.dash ? [4 / zoom, 3 / zoom] : []);
+      ctx.stroke(b.path);
+    }
+  }
+}
+
+interface Scene {
+  layout: OverviewLayout;
+  definition: WorkflowDefinition;
+  selectedNodes: ReadonlySet<string>;
+  selectedEdges: ReadonlySet<string>;
+  problemsByRef: ReadonlyMap<string, unknown>;
+  diff: ReadonlyMap<string, DiffKind> | null;
+  /** On a run's page: each node's status (null: not reached) and the edges taken; undefined in the editor. */
+  run: { status: (ref: string) => TaskStatus | null; taken: ReadonlySet<string> } | undefined;
+  marquee: Rect | null;
+}
+
+function paint(ctx: CanvasRenderingContext2D, scene: Scene, view: { x: number; y: number; zoom: number; width: number; height: number }, colours: Colours) {
+  const { layout, selectedNodes, selectedEdges, problemsByRef, diff, run } = scene;
+  const { zoom } = view;
+  const ratio = ctx.canvas.width / Math.max(1, view.width);
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
+  ctx.setTransform(ratio * zoom, 0, 0, ratio * zoom, ratio * view.x, ratio * view.y);
+  // The part of the canvas on screen: what lies wholly outside it is not painted.
+  const left = -view.x / zoom;
+  const top = -view.y / zoom;
+  const right = left + view.width / zoom;
+  const bottom = top + view.height / zoom;
+  const onScreen = (x: number, y: number, w: number, h: number) => x <= right && y <= bottom && x + w >= left && y + h >= top;
+
+  const edges = new Batches();
+  for (const edge of scene.definition.edges) {
+    const ends = edgeEnds(layout, edge);
+    if (!ends) continue;
+    const { from, to } = ends;
+    if (!onScreen(Math.min(from.x, to.x), Math.min(from.y, to.y), Math.abs(to.x - from.x), Math.abs(to.y - from.y))) continue;
+    const id = edgeKey(edge);
+    const kind = diff?.get(`edge:${id}`);
+    const taken = run?.taken.has(id);
+    const path = kind
+      ? edges.path(DIFF_COLOUR(kind, colours), 1, 1.5, kind === "removed")
+      : selectedEdges.has(id)
+        ? edges.path(colours.accent, 1, 1.5)
+        : run
+          ? taken
+            ? edges.path(EMERALD, 1, 1.5)
+            : edges.path(colours.muted, 0.3, 1)
+          : edges.path(colours.muted, 0.6, 1);
+    // A step, as the canvas draws edges: down, across half way, down.
+    const middle = (from.y + to.y) / 2;
+    path.moveTo(from.x, from.y);
+    path.lineTo(from.x, middle);
+    path.lineTo(to.x, middle);
+    path.lineTo(to.x, to.y);
+  }
+
+  // Nodes are opaque, as on the canvas: an edge passing behind one must not show through its tint.
+  const loopTints = new Batches();
+  const grounds = new Batches();
+  const fills = new Batches();
+  const rings = new Batches();
+  for (const box of layout.boxes) {
+    if (!onScreen(box.x, box.y, box.width, box.height)) continue;
+    const selected = selectedNodes.has(box.ref);
+    const invalid = problemsByRef.has(box.ref);
+    const kind = diff?.get(box.ref);
+    if (box.isLoop) {
+      const status = run ? run.status(box.ref) : undefined;
+      loopTints.path(status === undefined ? colours.accent : runFill(status, colours).colour, 0.07).rect(box.x, box.y, box.width, box.height);
+      const outline = kind ? DIFF_COLOUR(kind, colours) : invalid ? colours.danger : colours.accent;
+      rings.path(outline, kind || invalid || selected ? 1 : 0.55, selected || invalid || kind ? 2 : 1, true).rect(box.x, box.y, box.width, box.height);
+      continue;
+    }
+    const fill = selected
+      ? { colour: colours.accent, alpha: 1 }
+      : run
+        ? runFill(run.status(box.ref), colours)
+        : invalid
+          ? { colour: colours.danger, alpha: 0.75 }
+          : { colour: CATEGORY_COLOUR[NODE_TYPES[box.node.type].category], alpha: 0.55 };
+    grounds.path(colours.surface, 1).rect(box.x, box.y, box.width, box.height);
+    fills.path(fill.colour, fill.alpha).rect(box.x, box.y, box.width, box.height);
+    // Invalid nodes keep a red ring whatever else they show, as they do when zoomed in.
+    if (kind) rings.path(DIFF_COLOUR(kind, colours), 1, 2, kind === "removed").rect(box.x, box.y, box.width, box.height);
+    else if (invalid) rings.path(colours.danger, 1, 2).rect(box.x, box.y, box.width, box.height);
+    else if (selected) rings.path(colours.foreground, 0.6, 1).rect(box.x, box.y, box.width, box.height);
+  }
+
+  // Loop tints under everything, then edges, then each node's ground and tint, then rings on top.
+  loopTints.fill(ctx);
+  edges.stroke(ctx, zoom);
+  grounds.fill(ctx);
+  fills.fill(ctx);
+  rings.stroke(ctx, zoom);
+  ctx.globalAlpha = 1;
+  ctx.setLineDash([]);
+
+  if (scene.marquee) {
+    const { x, y, width, height } = scene.marquee;
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.fillStyle = colours.accent;
+    ctx.globalAlpha = 0.08;
+    ctx.fillRect(x, y, width, height);
+    ctx.globalAlpha = 0.8;
+    ctx.strokeStyle = colours.accent;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(x + 0.5, y + 0.5, width, height);
+    ctx.globalAlpha = 1;
+  }
+}
+
+/**
+ * Mounted by the canvas below FAR_ZOOM, beneath React Flow's (empty)
+ * viewport and pane: presses still reach the pane, where
+ * use-overview-gestures.ts hit-tests them against the same layout.
+ */
+export function OverviewCanvas({ marquee }: { marquee: StoreApi<MarqueeState> }) {
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const editor = useEditorStore();
+  const flow = useStoreApi();
+  const run = useContext(RunOverlayContext);
+  const { resolvedTheme } = useTheme();
+  const count = useEditor((s) => s.definition.nodes.length);
+
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    const ctx = canvas?.getContext("2d");
+    if (!canvas || !ctx) return;
+    // Read in the first frame, not here: on a theme switch this effect runs before next-themes has swapped the page's class.
+    let colours: Colours | null = null;
+    let layout: OverviewLayout | null = null;
+    let layoutInputs: readonly unknown[] = [];
+    let drawn: readonly unknown[] = [];
+    let frame = 0;
+
+    const draw = () => {
+      frame = 0;
+      const e = editor.getState();
+      const { transform, width, height } = flow.getState();
+      const r = run?.getState();
+      const m = marquee.getState().rect;
+      // Stores notify on changes this picture does not show (a connection's hover, a notice): repaint only for ours.
+      const inputs = [transform[0], transform[1], transform[2], width, height, e.definition, e.measured, e.selectedNodes, e.selectedEdges, e.problemsByRef, e.diff, r?.nodes, r?.takenEdges, m];
+      if (inputs.length === drawn.length && inputs.every((v, i) => v === drawn[i])) return;
+      drawn = inputs;
+      const ratio = window.devicePixelRatio || 1;
+      if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+        canvas.width = Math.round(width * ratio);
+        canvas.height = Math.round(height * ratio);
+      }
+      colours ??= readColours(canvas.parentElement ?? document.body);
+      if (!layout || layoutInputs[0] !== e.definition || layoutInputs[1] !== e.measured) {
+        layout = overviewLayout(e.definition, e.measured);
+        layoutInputs = [e.definition, e.measured];
+      }
+      paint(
+        ctx,
+        {
+          layout,
+          definition: e.definition,
+          selectedNodes: e.selectedNodes,
+          selectedEdges: e.selectedEdges,
+          problemsByRef: e.problemsByRef,
+          diff: e.diff,
+          run: r ? { status: (ref) => r.nodes.get(ref)?.status ?? null, taken: r.takenEdges } : undefined,
+          marquee: m,
+        },
+        { x: transform[0], y: transform[1], zoom: transform[2], width, height },
+        colours,
+      );
+    };
+    const schedule = () => {
+      frame ||= requestAnimationFrame(draw);
+    };
+    const unsubscribe = [editor.subscribe(schedule), flow.subscribe(schedule), marquee.subscribe(schedule), run?.subscribe(schedule)];
+    schedule();
+    return () => {
+      cancelAnimationFrame(frame);
+      for (const stop of unsubscribe) stop?.();
+    };
+    // A switch between light and dark runs the effect again, which reads the theme's colours afresh.
+  }, [editor, flow, run, marquee, resolvedTheme]);
+
+  return (
+    <canvas
+      ref={canvasRef}
+      aria-label={`Diagram overview: ${count} node${count === 1 ? "" : "s"}. Zoom in to read them.`}
+      className="pointer-events-none absolute inset-0 h-full w-full"
+      data-testid="diagram-overview"
+      role="img"
+    />
+  );
+}
