@@ -202,7 +202,7 @@ function paint(ctx: CanvasRenderingContext2D, scene: Scene, view: { x: number; y
           : { colour: CATEGORY_COLOUR[NODE_TYPES[box.node.type].category], alpha: 0.55 };
     grounds.path(colours.surface, 1).rect(box.x, box.y, box.width, box.height);
     fills.path(fill.colour, fill.alpha).rect(box.x, box.y, box.width, box.height);
-    // Invalid nodes keep a red ring whatever else they show, as they do when zoomed in.
+    // Compare rings first (that view is about changes); else an invalid node keeps its red ring whatever its fill, as zoomed in.
     if (kind) rings.path(DIFF_COLOUR(kind, colours), 1, 2, kind === "removed").rect(box.x, box.y, box.width, box.height);
     else if (invalid) rings.path(colours.danger, 1, 2).rect(box.x, box.y, box.width, box.height);
     else if (selected) rings.path(colours.foreground, 0.6, 1).rect(box.x, box.y, box.width, box.height);
