@@ -13,7 +13,7 @@ import { useEditor, useEditorStore } from "./editor-context";
 import { createFlowMapper } from "./flow-mapping";
 import type { WorkflowFlowEdge, WorkflowFlowNode } from "./flow-mapping";
 import { NODE_COMPONENTS } from "./nodes/workflow-nodes";
-import { OverviewCanvas, createMarqueeStore } from "./overview-canvas";
+import { OverviewCanvas, OverviewMinimap, createMarqueeStore } from "./overview-canvas";
 import { FAR_ZOOM, loopAt, overviewLayout } from "./overview-geometry";
 import { PALETTE_MIME } from "./palette";
 import { useOverviewGestures } from "./use-overview-gestures";
@@ -220,8 +220,8 @@ export function EditorCanvas() {
     >
       {far ? <OverviewCanvas marquee={marquee} /> : null}
       <Background gap={20} size={1} />
-      {/* React Flow's minimap leaves hidden nodes out, so below FAR_ZOOM it would be empty; the overview shows the diagram then. */}
-      {far ? null : <MiniMap ariaLabel="Minimap" pannable style={MINIMAP_STYLE} zoomable />}
+      {/* React Flow's minimap leaves hidden nodes out, so below FAR_ZOOM it would be empty. */}
+      {far ? <OverviewMinimap style={MINIMAP_STYLE} /> : <MiniMap ariaLabel="Minimap" pannable style={MINIMAP_STYLE} zoomable />}
       <Controls aria-label="Zoom controls" fitViewOptions={FIT_WHOLE_DIAGRAM} showInteractive={false} />
     </ReactFlow>
   );

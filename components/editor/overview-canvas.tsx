@@ -1,8 +1,10 @@
 "use client";
 
-import { useStoreApi } from "@xyflow/react";
+import { Panel, useReactFlow, useStoreApi } from "@xyflow/react";
+import type { ReactFlowState } from "@xyflow/react";
 import { useTheme } from "next-themes";
-import { useContext, useEffect, useRef } from "react";
+import { useCallback, useContext, useEffect, useRef } from "react";
+import type { PointerEvent as ReactPointerEvent, RefObject } from "react";
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand";
 import { NODE_TYPES } from "@/engine";
@@ -47,6 +49,8 @@ const EMERALD = "#10b981";
 const AMBER = "#f59e0b";
 
 interface Colours {
+  /** React Flow's minimap mask, light or dark. */
+  mask: string;
   surface: string;
   accent: string;
   danger: string;
@@ -63,7 +67,7 @@ function readColours(host: HTMLElement): Colours {
     probe.style.color = `var(${token})`;
     return getComputedStyle(probe).color;
   };
-  const colours = { surface: read("--surface"), accent: read("--accent"), danger: read("--danger"), muted: read("--muted"), foreground: read("--foreground") };
+  const colours = { mask: read("--xy-minimap-mask-background-color-default"), surface: read("--surface"), accent: read("--accent"), danger: read("--danger"), muted: read("--muted"), foreground: read("--foreground") };
   probe.remove();
   return colours;
 }
@@ -133,23 +137,32 @@ interface Scene {
   diff: ReadonlyMap<string, DiffKind> | null;
   /** On a run's page: each node's status (null: not reached) and the edges taken; undefined in the editor. */
   run: { status: (ref: string) => TaskStatus | null; taken: ReadonlySet<string> } | undefined;
-  marquee: Rect | null;
 }
 
-function paint(ctx: CanvasRenderingContext2D, scene: Scene, view: { x: number; y: number; zoom: number; width: number; height: number }, colours: Colours) {
-  const { layout, selectedNodes, selectedEdges, problemsByRef, diff, run } = scene;
-  const { zoom } = view;
+/** What part of the canvas a <canvas> shows: the translation (px) and zoom, as React Flow's viewport, and its size in CSS px. */
+interface View {
+  x: number;
+  y: number;
+  zoom: number;
+  width: number;
+  height: number;
+}
+
+/** Clears the canvas and scales it to `view`; returns whether a canvas rectangle is (partly) on it, so the rest is skipped. */
+function frameView(ctx: CanvasRenderingContext2D, view: View): (x: number, y: number, w: number, h: number) => boolean {
   const ratio = ctx.canvas.width / Math.max(1, view.width);
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
-  ctx.setTransform(ratio * zoom, 0, 0, ratio * zoom, ratio * view.x, ratio * view.y);
-  // The part of the canvas on screen: what lies wholly outside it is not painted.
-  const left = -view.x / zoom;
-  const top = -view.y / zoom;
-  const right = left + view.width / zoom;
-  const bottom = top + view.height / zoom;
-  const onScreen = (x: number, y: number, w: number, h: number) => x <= right && y <= bottom && x + w >= left && y + h >= top;
+  ctx.setTransform(ratio * view.zoom, 0, 0, ratio * view.zoom, ratio * view.x, ratio * view.y);
+  const left = -view.x / view.zoom;
+  const top = -view.y / view.zoom;
+  const right = left + view.width / view.zoom;
+  const bottom = top + view.height / view.zoom;
+  return (x, y, w, h) => x <= right && y <= bottom && x + w >= left && y + h >= top;
+}
 
+function paintEdges(ctx: CanvasRenderingContext2D, scene: Scene, view: View, onScreen: ReturnType<typeof frameView>, colours: Colours) {
+  const { layout, selectedEdges, diff, run } = scene;
   const edges = new Batches();
   for (const edge of scene.definition.edges) {
     const ends = edgeEnds(layout, edge);
@@ -175,9 +188,13 @@ function paint(ctx: CanvasRenderingContext2D, scene: Scene, view: { x: number; y
     path.lineTo(to.x, middle);
     path.lineTo(to.x, to.y);
   }
+  edges.stroke(ctx, view.zoom);
+}
 
-  // Nodes are opaque, as on the canvas: an edge passing behind one must not show through its tint.
+function paintNodes(ctx: CanvasRenderingContext2D, scene: Scene, view: View, onScreen: ReturnType<typeof frameView>, colours: Colours) {
+  const { layout, selectedNodes, problemsByRef, diff, run } = scene;
   const loopTints = new Batches();
+  // Nodes are opaque, as on the canvas: an edge passing behind one must not show through its tint.
   const grounds = new Batches();
   const fills = new Batches();
   const rings = new Batches();
@@ -207,42 +224,45 @@ function paint(ctx: CanvasRenderingContext2D, scene: Scene, view: { x: number; y
     else if (invalid) rings.path(colours.danger, 1, 2).rect(box.x, box.y, box.width, box.height);
     else if (selected) rings.path(colours.foreground, 0.6, 1).rect(box.x, box.y, box.width, box.height);
   }
-
-  // Loop tints under everything, then edges, then each node's ground and tint, then rings on top.
   loopTints.fill(ctx);
-  edges.stroke(ctx, zoom);
   grounds.fill(ctx);
   fills.fill(ctx);
-  rings.stroke(ctx, zoom);
+  rings.stroke(ctx, view.zoom);
   ctx.globalAlpha = 1;
   ctx.setLineDash([]);
+}
 
-  if (scene.marquee) {
-    const { x, y, width, height } = scene.marquee;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.fillStyle = colours.accent;
-    ctx.globalAlpha = 0.08;
-    ctx.fillRect(x, y, width, height);
+/** A rectangle in CSS px of the canvas, over whatever the view shows. */
+function paintScreenRect(ctx: CanvasRenderingContext2D, view: View, rect: Rect, fill: string, fillAlpha: number, stroke: string | null) {
+  const ratio = ctx.canvas.width / Math.max(1, view.width);
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.globalAlpha = fillAlpha;
+  ctx.fillStyle = fill;
+  ctx.fillRect(rect.x, rect.y, rect.width, rect.height);
+  if (stroke) {
     ctx.globalAlpha = 0.8;
-    ctx.strokeStyle = colours.accent;
+    ctx.strokeStyle = stroke;
     ctx.lineWidth = 1;
-    ctx.strokeRect(x + 0.5, y + 0.5, width, height);
-    ctx.globalAlpha = 1;
+    ctx.strokeRect(rect.x + 0.5, rect.y + 0.5, rect.width, rect.height);
   }
+  ctx.globalAlpha = 1;
 }
 
 /**
- * Mounted by the canvas below FAR_ZOOM, beneath React Flow's (empty)
- * viewport and pane: presses still reach the pane, where
- * use-overview-gestures.ts hit-tests them against the same layout.
+ * Repaints a canvas in the animation frame after anything it shows changes,
+ * reading the stores directly, so React does not re-render per pan frame.
+ * `size` is the canvas's CSS size; `paint` draws the scene with the theme's colours.
  */
-export function OverviewCanvas({ marquee }: { marquee: StoreApi<MarqueeState> }) {
-  const canvasRef = useRef<HTMLCanvasElement>(null);
+function useScenePainter(
+  canvasRef: RefObject<HTMLCanvasElement | null>,
+  extra: StoreApi<MarqueeState> | null,
+  size: (flow: ReactFlowState) => { width: number; height: number },
+  paint: (ctx: CanvasRenderingContext2D, scene: Scene, flow: ReactFlowState, colours: Colours) => void,
+) {
   const editor = useEditorStore();
   const flow = useStoreApi();
   const run = useContext(RunOverlayContext);
   const { resolvedTheme } = useTheme();
-  const count = useEditor((s) => s.definition.nodes.length);
 
   useEffect(() => {
     const canvas = canvasRef.current;
@@ -258,11 +278,11 @@ export function OverviewCanvas({ marquee }: { marquee: StoreApi<MarqueeState> })
     const draw = () => {
       frame = 0;
       const e = editor.getState();
-      const { transform, width, height } = flow.getState();
+      const f = flow.getState();
       const r = run?.getState();
-      const m = marquee.getState().rect;
+      const { width, height } = size(f);
       // Stores notify on changes this picture does not show (a connection's hover, a notice): repaint only for ours.
-      const inputs = [transform[0], transform[1], transform[2], width, height, e.definition, e.measured, e.selectedNodes, e.selectedEdges, e.problemsByRef, e.diff, r?.nodes, r?.takenEdges, m];
+      const inputs = [f.transform[0], f.transform[1], f.transform[2], width, height, e.definition, e.measured, e.selectedNodes, e.selectedEdges, e.problemsByRef, e.diff, r?.nodes, r?.takenEdges, extra?.getState().rect];
       if (inputs.length === drawn.length && inputs.every((v, i) => v === drawn[i])) return;
       drawn = inputs;
       const ratio = window.devicePixelRatio || 1;
@@ -275,34 +295,52 @@ export function OverviewCanvas({ marquee }: { marquee: StoreApi<MarqueeState> })
         layout = overviewLayout(e.definition, e.measured);
         layoutInputs = [e.definition, e.measured];
       }
-      paint(
-        ctx,
-        {
-          layout,
-          definition: e.definition,
-          selectedNodes: e.selectedNodes,
-          selectedEdges: e.selectedEdges,
-          problemsByRef: e.problemsByRef,
-          diff: e.diff,
-          run: r ? { status: (ref) => r.nodes.get(ref)?.status ?? null, taken: r.takenEdges } : undefined,
-          marquee: m,
-        },
-        { x: transform[0], y: transform[1], zoom: transform[2], width, height },
-        colours,
-      );
+      const scene: Scene = {
+        layout,
+        definition: e.definition,
+        selectedNodes: e.selectedNodes,
+        selectedEdges: e.selectedEdges,
+        problemsByRef: e.problemsByRef,
+        diff: e.diff,
+        run: r ? { status: (ref) => r.nodes.get(ref)?.status ?? null, taken: r.takenEdges } : undefined,
+      };
+      paint(ctx, scene, f, colours);
     };
     const schedule = () => {
       frame ||= requestAnimationFrame(draw);
     };
-    const unsubscribe = [editor.subscribe(schedule), flow.subscribe(schedule), marquee.subscribe(schedule), run?.subscribe(schedule)];
+    const unsubscribe = [editor.subscribe(schedule), flow.subscribe(schedule), extra?.subscribe(schedule), run?.subscribe(schedule)];
     schedule();
     return () => {
       cancelAnimationFrame(frame);
       for (const stop of unsubscribe) stop?.();
     };
     // A switch between light and dark runs the effect again, which reads the theme's colours afresh.
-  }, [editor, flow, run, marquee, resolvedTheme]);
+  }, [canvasRef, editor, flow, run, extra, size, paint, resolvedTheme]);
+}
 
+const paneSize = (f: ReactFlowState) => ({ width: f.width, height: f.height });
+
+/**
+ * Mounted by the canvas below FAR_ZOOM, beneath React Flow's (empty)
+ * viewport and pane: presses still reach the pane, where
+ * use-overview-gestures.ts hit-tests them against the same layout.
+ */
+export function OverviewCanvas({ marquee }: { marquee: StoreApi<MarqueeState> }) {
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const count = useEditor((s) => s.definition.nodes.length);
+  const paint = useCallback(
+    (ctx: CanvasRenderingContext2D, scene: Scene, f: ReactFlowState, colours: Colours) => {
+      const view = { x: f.transform[0], y: f.transform[1], zoom: f.transform[2], width: f.width, height: f.height };
+      const onScreen = frameView(ctx, view);
+      paintEdges(ctx, scene, view, onScreen, colours);
+      paintNodes(ctx, scene, view, onScreen, colours);
+      const rect = marquee.getState().rect;
+      if (rect) paintScreenRect(ctx, view, rect, colours.accent, 0.08, colours.accent);
+    },
+    [marquee],
+  );
+  useScenePainter(canvasRef, marquee, paneSize, paint);
   return (
     <canvas
       ref={canvasRef}
@@ -311,5 +349,96 @@ export function OverviewCanvas({ marquee }: { marquee: StoreApi<MarqueeState> })
       data-testid="diagram-overview"
       role="img"
     />
+  );
+}
+
+/** The canvas area a minimap shows: the whole diagram and the viewport, fitted into its box and centred, as React Flow's minimap does. */
+function minimapView(layout: OverviewLayout, f: ReactFlowState, box: { width: number; height: number }): View {
+  const [tx, ty, zoom] = f.transform;
+  let left = -tx / zoom;
+  let top = -ty / zoom;
+  let right = left + f.width / zoom;
+  let bottom = top + f.height / zoom;
+  for (const b of layout.boxes) {
+    left = Math.min(left, b.x);
+    top = Math.min(top, b.y);
+    right = Math.max(right, b.x + b.width);
+    bottom = Math.max(bottom, b.y + b.height);
+  }
+  const scale = Math.min(box.width / Math.max(1, right - left), box.height / Math.max(1, bottom - top));
+  return {
+    x: (box.width - (right - left) * scale) / 2 - left * scale,
+    y: (box.height - (bottom - top) * scale) / 2 - top * scale,
+    zoom: scale,
+    ...box,
+  };
+}
+
+/**
+ * The minimap below FAR_ZOOM, where React Flow's own skips every (hidden)
+ * node: the diagram's boxes as the overview paints them, the rest masked
+ * around the viewport. Pressing or dragging on it moves the viewport there.
+ */
+export function OverviewMinimap({ style }: { style: { width: number; height: number } }) {
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const rf = useReactFlow();
+  const flow = useStoreApi();
+  const lastView = useRef<View | null>(null);
+  const size = useCallback(() => style, [style]);
+  const paint = useCallback(
+    (ctx: CanvasRenderingContext2D, scene: Scene, f: ReactFlowState, colours: Colours) => {
+      const view = minimapView(scene.layout, f, style);
+      lastView.current = view;
+      paintNodes(ctx, scene, view, frameView(ctx, view), colours);
+      // The mask: everything but the viewport, in the page's minimap mask colour.
+      const [tx, ty, zoom] = f.transform;
+      const ratio = ctx.canvas.width / Math.max(1, view.width);
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      const viewport = new Path2D();
+      viewport.rect(0, 0, view.width, view.height);
+      viewport.rect(view.x - (tx / zoom) * view.zoom, view.y - (ty / zoom) * view.zoom, (f.width / zoom) * view.zoom, (f.height / zoom) * view.zoom);
+      ctx.fillStyle = colours.mask;
+      ctx.fill(viewport, "evenodd");
+    },
+    [style],
+  );
+  useScenePainter(canvasRef, null, size, paint);
+
+  /** Centres the viewport on the canvas point under a minimap pixel, keeping the zoom. */
+  const centreAt = useCallback(
+    (clientX: number, clientY: number, view: View) => {
+      const bounds = canvasRef.current!.getBoundingClientRect();
+      const x = (clientX - bounds.left - view.x) / view.zoom;
+      const y = (clientY - bounds.top - view.y) / view.zoom;
+      const { width, height, transform } = flow.getState();
+      void rf.setViewport({ x: width / 2 - x * transform[2], y: height / 2 - y * transform[2], zoom: transform[2] });
+    },
+    [flow, rf],
+  );
+
+  const onPointerDown = useCallback(
+    (event: ReactPointerEvent<HTMLCanvasElement>) => {
+      // The minimap's own scale while dragging: it refits as the viewport moves, which would make the drag drift.
+      const view = lastView.current;
+      if (event.button !== 0 || !view) return;
+      event.currentTarget.setPointerCapture(event.pointerId);
+      centreAt(event.clientX, event.clientY, view);
+      const move = (e: PointerEvent) => centreAt(e.clientX, e.clientY, view);
+      const end = () => {
+        window.removeEventListener("pointermove", move);
+        window.removeEventListener("pointerup", end);
+        window.removeEventListener("pointercancel", end);
+      };
+      window.addEventListener("pointermove", move);
+      window.addEventListener("pointerup", end);
+      window.addEventListener("pointercancel", end);
+    },
+    [centreAt],
+  );
+
+  return (
+    <Panel className="react-flow__minimap" position="bottom-right">
+      <canvas ref={canvasRef} aria-label="Minimap" className="block cursor-pointer" role="img" style={style} onPointerDown={onPointerDown} />
+    </Panel>
   );
 }
