@@ -89,8 +89,11 @@ export function EditorCanvas() {
     () => mapper.nodes({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: far }),
     [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, far],
   );
+  // Below FAR_ZOOM the overview draws the edges: React Flow gets none, so it mounts none (hidden edges
+  // would still each mount a wrapper and recompute their path on every pan frame), and none are mapped
+  // on each frame of a drag there.
   const edges = useMemo(
-    () => mapper.edges({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: far }),
+    () => (far ? NO_EDGES : mapper.edges({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: false })),
     [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, far],
   );
 
@@ -192,9 +195,7 @@ export function EditorCanvas() {
       colorMode={resolvedTheme === "dark" ? "dark" : "light"}
       deleteKeyCode={null}
       edgeTypes={EDGE_COMPONENTS}
-      // Below FAR_ZOOM the overview draws the edges: React Flow gets none, so it mounts none (hidden
-      // edges would still each mount a wrapper and recompute their path on every pan frame).
-      edges={far ? NO_EDGES : edges}
+      edges={edges}
       defaultViewport={DEFAULT_VIEWPORT}
       fitView={fitOnLoad}
       fitViewOptions={fitOptions}

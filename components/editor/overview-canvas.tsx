@@ -23,8 +23,8 @@ import { RunOverlayContext } from "./run-overlay";
  * compare rings as outlines — while React Flow's DOM nodes and edges are
  * unmounted (editor-canvas.tsx). Panning or zooming then repaints one canvas
  * instead of making Chromium hit-test, restyle and re-layer ~2,000 elements
- * a frame. It paints in the animation frame after anything it shows changes,
- * reading the stores directly so React does not re-render per frame.
+ * a frame. React Flow's minimap skips hidden nodes, so a minimap painted the
+ * same way stands in for it.
  */
 
 /** The box-selection rectangle being drawn, in pixels relative to the canvas; null when none is. */
