@@ -37,6 +37,8 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import type { Page } from "@playwright/test";
 import type { WorkflowDefinition } from "@/engine";
+import { FAR_ZOOM, nodeAt, nodesInside, overviewLayout } from "../components/editor/overview-geometry";
+import type { OverviewLayout } from "../components/editor/overview-geometry";
 import { registerWorkflowDefinition } from "../server/register-workflow-definition";
 import { UsageProblem, buildIfNeeded, integerOption, launchChromium, loadText, machineText, percentile, runBench, signIn, sleep, startLocalStack } from "./browser-bench-stack";
 import { generateCanvasWorkflow } from "./canvas-bench-workflow";
@@ -208,6 +210,9 @@ interface Box {
 
 interface ViewState {
   pane: Box;
+  /** The viewport's translation (px) and zoom. */
+  x: number;
+  y: number;
   zoom: number;
   nodesInDom: number;
 }
@@ -216,27 +221,34 @@ async function viewState(page: Page): Promise<ViewState> {
   return page.evaluate(() => {
     const pane = document.querySelector(".react-flow__pane")!.getBoundingClientRect();
     const transform = getComputedStyle(document.querySelector(".react-flow__viewport")!).transform;
-    const zoom = transform === "none" ? 1 : new DOMMatrixReadOnly(transform).a;
-    return { pane: { x: pane.x, y: pane.y, width: pane.width, height: pane.height }, zoom, nodesInDom: document.querySelectorAll(".react-flow__node").length };
+    const m = transform === "none" ? new DOMMatrixReadOnly() : new DOMMatrixReadOnly(transform);
+    return { pane: { x: pane.x, y: pane.y, width: pane.width, height: pane.height }, x: m.e, y: m.f, zoom: m.a, nodesInDom: document.querySelectorAll(".react-flow__node").length };
   });
 }
 
-/** A point of the pane where a press lands on the pane itself (not a node, edge or control), nearest the given one. */
-async function emptyPanePoint(page: Page, near: { x: number; y: number }): Promise<{ x: number; y: number }> {
-  const point = await page.evaluate(({ x, y }) => {
-    const isPane = (px: number, py: number) => document.elementFromPoint(px, py)?.classList.contains("react-flow__pane") ?? false;
-    for (let r = 0; r < 400; r += 3) {
-      for (let a = 0; a < 16; a++) {
-        const px = x + r * Math.cos((a * Math.PI) / 8);
-        const py = y + r * Math.sin((a * Math.PI) / 8);
-        if (isPane(px, py)) return { x: px, y: py };
-      }
+/** Page coordinates of a canvas point, and back. */
+const toScreen = (view: ViewState, p: { x: number; y: number }) => ({ x: view.pane.x + view.x + p.x * view.zoom, y: view.pane.y + view.y + p.y * view.zoom });
+const toFlow = (view: ViewState, p: { x: number; y: number }) => ({ x: (p.x - view.pane.x - view.x) / view.zoom, y: (p.y - view.pane.y - view.y) / view.zoom });
+
+/**
+ * A point of the pane where a press lands on the pane itself (not a node, edge or control), nearest the given one.
+ * Below FAR_ZOOM the nodes are painted on the overview canvas, not in the DOM: the diagram's geometry says where they are.
+ */
+async function emptyPanePoint(page: Page, near: { x: number; y: number }, view: ViewState, layout: OverviewLayout): Promise<{ x: number; y: number }> {
+  const candidates: { x: number; y: number }[] = [];
+  for (let r = 0; r < 400; r += 3) {
+    for (let a = 0; a < 16; a++) {
+      const p = { x: near.x + r * Math.cos((a * Math.PI) / 8), y: near.y + r * Math.sin((a * Math.PI) / 8) };
+      if (view.zoom >= FAR_ZOOM || !nodeAt(layout, toFlow(view, p))) candidates.push(p);
     }
-    return null;
-  }, near);
+  }
+  const point = await page.evaluate((points) => points.find((p) => document.elementFromPoint(p.x, p.y)?.classList.contains("react-flow__pane")) ?? null, candidates);
   if (!point) throw new Error("No empty spot on the canvas to press on.");
   return point;
 }
+
+/** The toolbar's Undo: the bench undoes its own drags so every gesture starts on the diagram as generated, and a drag that was taken enables it. */
+const undoButton = (page: Page) => page.getByRole("button", { name: "Undo", exact: true });
 
 /** Replays `position(t)` for `ms` milliseconds, one mouse move at most every 16 ms; returns how many moves the page took. */
 async function moveFor(page: Page, ms: number, position: (t: number) => { x: number; y: number }): Promise<number> {
@@ -355,6 +367,7 @@ const READING_ZOOM = 0.6;
 /** To the mode's starting view, quiet: fit view (then zoom in for `reading`), then two calm frames. */
 async function resetView(page: Page, mode: ViewMode): Promise<void> {
   await page.keyboard.press("Escape");
+  for (let undone = 0; undone < 20 && (await undoButton(page).isEnabled()); undone++) await undoButton(page).click();
   await page.locator(".react-flow__controls-fitview").click();
   if (mode === "reading") {
     // Fit view may animate: read the zoom once it has landed.
@@ -438,8 +451,10 @@ async function saveThroughSession(page: Page, baseUrl: string, namespace: string
 
 const GESTURE_MS = 2_000;
 
-async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[]> {
+async function runScenarios(page: Page, mode: ViewMode, definition: WorkflowDefinition): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
+  // Sizes as drawn before React Flow measures them: close enough to find free canvas and a node's middle.
+  const layout = overviewLayout(definition, new Map());
   const named = (scenario: string) => (mode === "fit" ? scenario : `${scenario} (reading zoom)`);
 
   // 1. Pan: press on empty pane and drag to and fro.
@@ -447,7 +462,7 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
   let view = await viewState(page);
   {
     const centre = { x: view.pane.x + view.pane.width / 2, y: view.pane.y + view.pane.height / 2 };
-    const start = await emptyPanePoint(page, centre);
+    const start = await emptyPanePoint(page, centre, view, layout);
     say(`pan: ${view.nodesInDom} nodes in the DOM at zoom ${view.zoom.toFixed(3)}`);
     const { recorded, result } = await record(page, named("pan"), async () => {
       await page.mouse.move(start.x, start.y);
@@ -486,7 +501,8 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
   await resetView(page, mode);
   view = await viewState(page);
   {
-    const target = await page.evaluate(({ x, y }) => {
+    const centre = { x: view.pane.x + view.pane.width / 2, y: view.pane.y + view.pane.height / 2 };
+    const target = view.zoom < FAR_ZOOM ? farDragTarget(view, layout, centre) : await page.evaluate(({ x, y }) => {
       let best: { id: string; x: number; y: number; d: number } | null = null;
       for (const el of document.querySelectorAll<HTMLElement>(".react-flow__node-task")) {
         if (el.closest(".react-flow__node-loop")) continue;
@@ -499,10 +515,9 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
         if (!best || d < best.d) best = { id: el.dataset.id ?? "", x: cx, y: cy, d };
       }
       return best;
-    }, { x: view.pane.x + view.pane.width / 2, y: view.pane.y + view.pane.height / 2 });
+    }, centre);
     if (!target) throw new Error("No task node on screen to drag.");
     say(`drag one node: ${target.id}`);
-    const before = await nodeBox(page, target.id);
     const { recorded, result } = await record(page, named("drag-one"), async () => {
       await page.mouse.move(target.x, target.y);
       await page.mouse.down();
@@ -510,10 +525,9 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
       await page.mouse.up();
       return events;
     });
-    const after = await nodeBox(page, target.id);
-    const moved = before && after ? Math.hypot(after.x - before.x, after.y - before.y) : 0;
+    const taken = await undoButton(page).isEnabled();
     results.push(
-      summarise(named("drag 1 node"), recorded, { zoom: view.zoom, nodesInDom: view.nodesInDom, inputEvents: result, ...(moved < 5 ? { note: "the node did not move: the drag was not taken" } : {}) }),
+      summarise(named("drag 1 node"), recorded, { zoom: view.zoom, nodesInDom: view.nodesInDom, inputEvents: result, ...(taken ? {} : { note: "the node did not move: the drag was not taken" }) }),
     );
   }
 
@@ -522,15 +536,16 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
   view = await viewState(page);
   {
     const centre = { x: view.pane.x + view.pane.width / 2, y: view.pane.y + view.pane.height / 2 };
-    const corner = await emptyPanePoint(page, { x: centre.x - 40, y: centre.y - 40 });
+    const corner = await emptyPanePoint(page, { x: centre.x - 40, y: centre.y - 40 }, view, layout);
     // The smallest square from that corner that holds 50 nodes entirely (React Flow's "full" selection mode).
-    const size = await page.evaluate(({ x, y, want }) => {
-      const rects = [...document.querySelectorAll(".react-flow__node")].map((el) => el.getBoundingClientRect());
+    const far = view.zoom < FAR_ZOOM;
+    const size = await page.evaluate(({ x, y, want, boxes }) => {
+      const rects = boxes ?? [...document.querySelectorAll(".react-flow__node")].map((el) => el.getBoundingClientRect());
       const inside = (s: number) => rects.filter((r) => r.x >= x && r.y >= y && r.right <= x + s && r.bottom <= y + s).length;
       let s = 4;
       while (inside(s) < want && s < 2000) s *= 1.1;
       return Math.ceil(s);
-    }, { x: corner.x, y: corner.y, want: 50 });
+    }, { x: corner.x, y: corner.y, want: 50, boxes: far ? screenBoxes(view, layout) : null });
     say(`box-select and drag: a ${size}×${size} px selection from (${corner.x.toFixed(0)}, ${corner.y.toFixed(0)})`);
     const { recorded, result } = await record(page, named("box-select-drag"), async () => {
       await page.keyboard.down("Shift");
@@ -540,14 +555,17 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
       await page.mouse.move(corner.x + size + 1, corner.y + size + 1);
       await page.mouse.up();
       await page.keyboard.up("Shift");
-      const grab = await page.evaluate(() => {
-        const el = document.querySelector(".react-flow__node.selected");
-        if (!el) return null;
-        const r = el.getBoundingClientRect();
-        return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
-      });
+      const box = { a: toFlow(view, corner), b: toFlow(view, { x: corner.x + size + 1, y: corner.y + size + 1 }) };
+      const grab = far
+        ? farGrabPoint(view, layout, nodesInside(layout, { x: box.a.x, y: box.a.y, width: box.b.x - box.a.x, height: box.b.y - box.a.y }))
+        : await page.evaluate(() => {
+            const el = document.querySelector(".react-flow__node.selected");
+            if (!el) return null;
+            const r = el.getBoundingClientRect();
+            return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+          });
       if (!grab) return { events, selected: 0 };
-      const selected = await page.locator(".react-flow__node.selected").count();
+      const selected = far ? await selectedInInspector(page) : await page.locator(".react-flow__node.selected").count();
       await page.mouse.move(grab.x, grab.y);
       await page.mouse.down();
       events += await moveFor(page, GESTURE_MS, (t) => ({ x: grab.x + 150 * Math.sin(2 * Math.PI * t), y: grab.y + 100 * (1 - Math.cos(2 * Math.PI * t)) + 40 * t }));
@@ -566,8 +584,43 @@ async function runScenarios(page: Page, mode: ViewMode): Promise<ScenarioResult[
   return results;
 }
 
-async function nodeBox(page: Page, id: string): Promise<Box | null> {
-  return page.locator(`.react-flow__node[data-id="${id}"]`).boundingBox();
+/** Every node's box on the page (the overview paints them; they are not in the DOM below FAR_ZOOM). */
+function screenBoxes(view: ViewState, layout: OverviewLayout): { x: number; y: number; right: number; bottom: number }[] {
+  return layout.boxes.map((b) => {
+    const a = toScreen(view, b);
+    return { x: a.x, y: a.y, right: a.x + b.width * view.zoom, bottom: a.y + b.height * view.zoom };
+  });
+}
+
+/** Below FAR_ZOOM: the middle of the top-level task nearest `near` where a press lands on that task itself. */
+function farDragTarget(view: ViewState, layout: OverviewLayout, near: { x: number; y: number }): { id: string; x: number; y: number } | null {
+  let best: { id: string; x: number; y: number; d: number } | null = null;
+  for (const b of layout.boxes) {
+    if (b.isLoop || b.node.parent !== undefined || b.node.type === "SWITCH") continue;
+    const middle = { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+    if (nodeAt(layout, middle) !== b) continue;
+    const p = toScreen(view, middle);
+    const d = Math.hypot(p.x - near.x, p.y - near.y);
+    if (!best || d < best.d) best = { id: b.ref, ...p, d };
+  }
+  return best;
+}
+
+/** Below FAR_ZOOM: a point that presses on one of the selected nodes. */
+function farGrabPoint(view: ViewState, layout: OverviewLayout, selected: readonly string[]): { x: number; y: number } | null {
+  for (const ref of selected) {
+    const b = layout.byRef.get(ref)!;
+    const middle = { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+    if (nodeAt(layout, middle) === b) return toScreen(view, middle);
+  }
+  return null;
+}
+
+/** How many nodes the side panel says are selected: "N nodes selected", or one node's inspector. */
+async function selectedInInspector(page: Page): Promise<number> {
+  const many = page.getByText(/^\d+ nodes selected$/);
+  if ((await many.count()) > 0) return Number.parseInt((await many.first().textContent()) ?? "0", 10);
+  return (await page.locator("aside[data-node-ref]").count()) > 0 ? 1 : 0;
 }
 
 // ---------------------------------------------------------------- the command
@@ -661,7 +714,7 @@ runBench(say, "Chromium, next and Postgres", async (stop) => {
   const load = await openEditor(page, baseUrl, definition.name);
   if (loadProfiler && profileDir) await loadProfiler.stop(path.join(profileDir, "load"));
   say(`Drawn after ${load.drawnMs.toFixed(0)} ms, interactive after ${load.interactiveMs.toFixed(0)} ms (${load.nodesInDom} nodes in the DOM).`);
-  const scenarios = [...(await runScenarios(page, "fit")), ...(await runScenarios(page, "reading"))];
+  const scenarios = [...(await runScenarios(page, "fit", definition)), ...(await runScenarios(page, "reading", definition))];
   const chromiumVersion = browser.version();
 
   const text = report(options, target, definition, load, scenarios, chromiumVersion, loadBefore);

@@ -294,3 +294,97 @@ test("Run starts the saved version with the given input and opens the run", asyn
     .poll(async () => (await db.selectFrom("WorkflowExecutions").select("status").where("id", "=", id).executeTakeFirstOrThrow()).status, { timeout: 15_000 })
     .toBe("COMPLETED");
 });
+
+/** The viewport's translation and zoom, and where the pane is on the page. */
+async function viewport(page: Page) {
+  return page.evaluate(() => {
+    const pane = document.querySelector(".react-flow__pane")!.getBoundingClientRect();
+    const m = new DOMMatrixReadOnly(getComputedStyle(document.querySelector(".react-flow__viewport")!).transform);
+    return { left: pane.left, top: pane.top, x: m.e, y: m.f, zoom: m.a };
+  });
+}
+
+/** Where a canvas point is on the page: below the overview zoom nodes are painted, not in the DOM, so a test finds them as a person does, by where they are drawn. */
+async function onScreen(page: Page, point: { x: number; y: number }) {
+  const v = await viewport(page);
+  return { x: v.left + v.x + point.x * v.zoom, y: v.top + v.y + point.y * v.zoom };
+}
+
+test("zoomed far out, a big diagram is an overview whose nodes still select, drag and box-select", async ({ page }) => {
+  const name = `e2e-overview-${uniqueSuffix()}`;
+  await newWorkflow(page, name);
+  // 240 no-ops in one chain, 20 to a row: fit view shows them at about zoom 0.1.
+  const at = (i: number) => ({ x: (i % 20) * 300, y: Math.floor(i / 20) * 160 });
+  const definition = {
+    schemaVersion: 1,
+    name,
+    nodes: Array.from({ length: 240 }, (_, i) => ({ ref: `n_${i}`, type: "NOOP", position: at(i) })),
+    edges: Array.from({ length: 239 }, (_, i) => ({ source: `n_${i}`, target: `n_${i + 1}` })),
+  };
+  await page.getByRole("tab", { name: "JSON" }).click();
+  await page.getByRole("textbox", { name: "Definition JSON" }).click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText(JSON.stringify(definition));
+  await page.getByRole("tab", { name: "Diagram" }).click();
+  await expect(node(page, "n_0")).toBeVisible();
+
+  const fitView = async () => {
+    await page.getByRole("button", { name: "Fit View", exact: true }).click();
+    await expect(page.getByRole("img", { name: /^Diagram overview: 240 nodes/ })).toBeVisible();
+    await expect(page.locator(".react-flow__node")).toHaveCount(0);
+  };
+  await fitView();
+  const zoom = (await viewport(page)).zoom;
+  expect(zoom).toBeLessThan(0.3);
+
+  // A click on a painted node selects it and opens the inspector.
+  const middle = (p: { x: number; y: number }) => ({ x: p.x + 110, y: p.y + 32 });
+  const press = await onScreen(page, middle(at(45)));
+  await page.mouse.click(press.x, press.y);
+  await expect(page.locator('aside[aria-label="Inspector"][data-node-ref="n_45"]')).toBeVisible();
+
+  // Dragged there, it moves by what the pointer travelled, in canvas units.
+  await page.mouse.move(press.x, press.y);
+  await page.mouse.down();
+  await page.mouse.move(press.x + 60, press.y + 45, { steps: 6 });
+  await page.mouse.move(press.x + 120, press.y + 90, { steps: 6 });
+  await page.mouse.up();
+  const moved = { x: at(45).x + 120 / zoom, y: at(45).y + 90 / zoom };
+  const near = (a: { x: number; y: number }, b: { x: number; y: number }) => Math.abs(a.x - b.x) < 2 && Math.abs(a.y - b.y) < 2;
+
+  // Zoomed back in over it: the DOM node is where the drag left it, still selected.
+  const dropped = await onScreen(page, middle(moved));
+  await page.mouse.move(dropped.x, dropped.y);
+  for (let i = 0; i < 12 && (await viewport(page)).zoom < 0.6; i++) await page.mouse.wheel(0, -300);
+  await expect(node(page, "n_45")).toHaveClass(/selected/);
+  const translate = async (ref: string) => {
+    const m = /translate\(([-\d.]+)px, ?([-\d.]+)px\)/.exec((await node(page, ref).getAttribute("style")) ?? "");
+    return { x: Number(m?.[1]), y: Number(m?.[2]) };
+  };
+  expect(near(await translate("n_45"), moved)).toBe(true);
+
+  // The whole drag is one undo step: one undo takes the node back off this part of the canvas, one redo returns it.
+  await page.keyboard.press("Control+z");
+  await expect(node(page, "n_45")).toHaveCount(0);
+  await page.keyboard.press("Control+Shift+z");
+  await expect(node(page, "n_45")).toBeVisible();
+  expect(near(await translate("n_45"), moved)).toBe(true);
+
+  // Far out again, Shift-drag a box around the first three nodes: they are selected (the side panel counts them).
+  await fitView();
+  const from = await onScreen(page, { x: -40, y: -40 });
+  const to = await onScreen(page, { x: 2 * 300 + 260, y: 110 });
+  await page.keyboard.down("Shift");
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 8 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await expect(page.getByText("3 nodes selected")).toBeVisible();
+
+  await save(page);
+  const [v1] = await storedVersions(name);
+  const nodes = (v1!.graph as WorkflowDefinition).nodes;
+  expect(near(nodes.find((n) => n.ref === "n_45")!.position, moved)).toBe(true);
+  expect(nodes.find((n) => n.ref === "n_44")!.position).toEqual(at(44));
+});

@@ -128,6 +128,19 @@ test("a worker's task shows in progress, then completed, live; a cut stream catc
   await expect(panel.getByRole("list", { name: "Attempts" }).getByRole("listitem")).toHaveCount(1);
 });
 
+/**
+ * Which of red and green dominates where the far-zoom overview paints a canvas point: below zoom 0.3 the
+ * nodes are painted on one canvas, not in the DOM, so their status is only in the colour a person sees.
+ */
+async function paintedHue(page: Page, point: { x: number; y: number }): Promise<"red" | "green" | "neither"> {
+  return page.getByTestId("diagram-overview").evaluate((canvas: HTMLCanvasElement, p) => {
+    const m = new DOMMatrixReadOnly(getComputedStyle(document.querySelector(".react-flow__viewport")!).transform);
+    const scale = canvas.width / canvas.clientWidth;
+    const [r = 0, g = 0] = canvas.getContext("2d")!.getImageData((m.e + p.x * m.a) * scale, (m.f + p.y * m.a) * scale, 1, 1).data;
+    return r > g + 40 ? "red" : g > r + 40 ? "green" : "neither";
+  }, point);
+}
+
 test("a failed run is retried from the page and completes", async ({ page }) => {
   const { id } = await client.startRun({ name: `e2e-flaky-${suffix}`, input: { customer: "bob" } });
   await expect.poll(() => runStatus(id), { timeout: 15_000 }).toBe("FAILED");
@@ -135,9 +148,17 @@ test("a failed run is retried from the page and completes", async ({ page }) => 
   await expect(runState(page, "work")).toHaveAttribute("data-run-status", "FAILED");
   await expect(page.getByRole("note")).toContainText("declined");
 
+  // Zoomed far out, the overview paints the failed task red, and green once the retry completes: live there too.
+  const overview = page.getByTestId("diagram-overview");
+  for (let i = 0; i < 20 && !(await overview.isVisible()); i++) await page.getByRole("button", { name: "Zoom Out", exact: true }).click();
+  const work = { x: 110, y: 32 };
+  await expect.poll(() => paintedHue(page, work)).toBe("red");
+
   await page.getByRole("button", { name: "Retry" }).click();
   await page.getByRole("alertdialog").getByRole("button", { name: "Retry" }).click();
   await expect(page.getByTestId("run-status-chip")).toContainText("Completed", { timeout: 15_000 });
+  await expect.poll(() => paintedHue(page, work)).toBe("green");
+  await page.getByRole("button", { name: "Fit View", exact: true }).click();
   await expect(runState(page, "work")).toHaveAttribute("data-run-status", "COMPLETED");
   expect(await runStatus(id)).toBe("COMPLETED");
   // The retry is a second attempt, and the history says so.

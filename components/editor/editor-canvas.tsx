@@ -1,18 +1,22 @@
 "use client";
 
-import { Background, Controls, MiniMap, ReactFlow, useReactFlow } from "@xyflow/react";
-import type { EdgeChange, NodeChange, OnConnect, XYPosition } from "@xyflow/react";
+import { Background, Controls, MiniMap, ReactFlow, useReactFlow, useStore as useFlowStore } from "@xyflow/react";
+import type { EdgeChange, FitViewOptions, NodeChange, OnConnect, ReactFlowState } from "@xyflow/react";
 import { useTheme } from "next-themes";
 import { useCallback, useMemo, useRef, useState } from "react";
 import type { DragEvent } from "react";
 import { LAYOUT_DEFAULTS, NODE_TYPES, isNodeType } from "@/engine";
 import type { Position } from "@/engine";
+import { dropIntoLoop } from "./drop-into-loop";
 import { EDGE_COMPONENTS } from "./edges/workflow-edge";
 import { useEditor, useEditorStore } from "./editor-context";
 import { createFlowMapper } from "./flow-mapping";
 import type { WorkflowFlowEdge, WorkflowFlowNode } from "./flow-mapping";
 import { NODE_COMPONENTS } from "./nodes/workflow-nodes";
+import { OverviewCanvas, OverviewMinimap, createMarqueeStore } from "./overview-canvas";
+import { FAR_ZOOM, loopAt, overviewLayout } from "./overview-geometry";
 import { PALETTE_MIME } from "./palette";
+import { useOverviewGestures } from "./use-overview-gestures";
 
 /** The edge under a screen point, found by the `data-id` React Flow puts on each edge group. */
 function edgeAt(x: number, y: number): string | null {
@@ -31,6 +35,17 @@ const PRO_OPTIONS = { hideAttribution: true };
 const DEFAULT_VIEWPORT = { x: 40, y: 40, zoom: 1 };
 /** Past this many nodes the editor opens on the diagram's start, not on all of it. */
 const BIG_DIAGRAM = 150;
+const NO_EDGES: WorkflowFlowEdge[] = [];
+
+/**
+ * What every "fit view" needs: below FAR_ZOOM every node is `hidden` (the
+ * overview draws them), and React Flow's fit view leaves hidden nodes out
+ * unless told, which would fit nothing and jump to the maximum zoom.
+ */
+export const FIT_WHOLE_DIAGRAM: FitViewOptions = { includeHiddenNodes: true };
+
+/** A boolean, so only crossing the threshold re-renders the canvas, not every zoom step. */
+const isFar = (s: ReactFlowState) => s.transform[2] < FAR_ZOOM;
 
 /** The top-level nodes no edge enters, where a reader starts. */
 function startNodes(definition: { nodes: readonly { ref: string; parent?: string }[]; edges: readonly { target: string }[] }): { id: string }[] {
@@ -56,6 +71,9 @@ export function EditorCanvas() {
   const diff = useEditor((s) => s.diff);
   const readOnly = useEditor((s) => s.readOnly);
   const dropEdge = useRef<string | null>(null);
+  const far = useFlowStore(isFar);
+  const [marquee] = useState(createMarqueeStore);
+  const overviewGestures = useOverviewGestures(store, rf, marquee);
   // Fit only a diagram that has something to fit: fitting an empty canvas zooms
   // in to the maximum, and the first nodes dropped then land on top of each other.
   const [fitOnLoad] = useState(() => store.getState().definition.nodes.length > 0);
@@ -68,12 +86,15 @@ export function EditorCanvas() {
   });
 
   const nodes = useMemo(
-    () => mapper.nodes({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly }),
-    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly],
+    () => mapper.nodes({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: far }),
+    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, far],
   );
+  // Below FAR_ZOOM the overview draws the edges: React Flow gets none, so it mounts none (hidden edges
+  // would still each mount a wrapper and recompute their path on every pan frame), and none are mapped
+  // on each frame of a drag there.
   const edges = useMemo(
-    () => mapper.edges({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly }),
-    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly],
+    () => (far ? NO_EDGES : mapper.edges({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: false })),
+    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, far],
   );
 
   const onNodesChange = useCallback(
@@ -124,20 +145,6 @@ export function EditorCanvas() {
     [store],
   );
 
-  /** The loop (if any) whose body area contains a canvas point, and the point relative to it. */
-  const loopAt = useCallback(
-    (point: XYPosition, except?: string): { ref: string; relative: Position } | null => {
-      const hits = rf
-        .getIntersectingNodes({ x: point.x, y: point.y, width: 1, height: 1 })
-        .filter((n) => n.type === "loop" && n.id !== except);
-      const hit = hits.at(-1);
-      if (!hit) return null;
-      const origin = rf.getInternalNode(hit.id)?.internals.positionAbsolute ?? hit.position;
-      return { ref: hit.id, relative: { x: point.x - origin.x, y: point.y - origin.y } };
-    },
-    [rf],
-  );
-
   const onDragOver = useCallback((event: DragEvent) => {
     if (!event.dataTransfer.types.includes(PALETTE_MIME)) return;
     event.preventDefault();
@@ -166,34 +173,22 @@ export function EditorCanvas() {
         s.insertOnEdge(edge, type, topLeft);
         return;
       }
-      const loop = NODE_TYPES[type].isContainer ? null : loopAt(point);
+      const loop = NODE_TYPES[type].isContainer ? null : loopAt(overviewLayout(s.definition, s.measured), point);
       if (loop) {
         s.addNode(type, { x: loop.relative.x - LAYOUT_DEFAULTS.nodeWidth / 2, y: Math.max(LAYOUT_DEFAULTS.containerPadding.top, loop.relative.y - LAYOUT_DEFAULTS.nodeHeight / 2) }, loop.ref);
         return;
       }
       s.addNode(type, topLeft);
     },
-    [rf, store, loopAt],
+    [rf, store],
   );
 
   /** Dropping a node into (or out of) a loop moves it into (or out of) the loop's body. */
-  const onNodeDragStop = useCallback(
-    (_event: unknown, node: WorkflowFlowNode) => {
-      if (node.type === "loop") return;
-      const s = store.getState();
-      const internal = rf.getInternalNode(node.id);
-      const absolute = internal?.internals.positionAbsolute ?? node.position;
-      const centre = { x: absolute.x + LAYOUT_DEFAULTS.nodeWidth / 2, y: absolute.y + LAYOUT_DEFAULTS.nodeHeight / 2 };
-      const loop = loopAt(centre, node.id);
-      const current = s.definition.nodes.find((n) => n.ref === node.id)?.parent;
-      if (loop && loop.ref !== current) {
-        s.reparent(node.id, loop.ref, { x: absolute.x - (centre.x - loop.relative.x), y: absolute.y - (centre.y - loop.relative.y) });
-      } else if (!loop && current !== undefined) {
-        s.reparent(node.id, undefined, absolute);
-      }
-    },
-    [rf, store, loopAt],
-  );
+  const onNodeDragStop = useCallback((_event: unknown, node: WorkflowFlowNode) => dropIntoLoop(store.getState(), node.id), [store]);
+
+  // A click on the empty canvas clears the selection. React Flow clears what it holds, but below
+  // FAR_ZOOM it holds no edges, so the store is told directly.
+  const onPaneClick = useCallback(() => store.getState().select([], []), [store]);
 
   return (
     <ReactFlow<WorkflowFlowNode, WorkflowFlowEdge>
@@ -221,10 +216,14 @@ export function EditorCanvas() {
       onEdgesChange={onEdgesChange}
       onNodeDragStop={onNodeDragStop}
       onNodesChange={onNodesChange}
+      onPaneClick={onPaneClick}
+      {...(far ? overviewGestures : {})}
     >
+      {far ? <OverviewCanvas marquee={marquee} /> : null}
       <Background gap={20} size={1} />
-      <MiniMap ariaLabel="Minimap" pannable style={MINIMAP_STYLE} zoomable />
-      <Controls aria-label="Zoom controls" showInteractive={false} />
+      {/* React Flow's minimap leaves hidden nodes out, so below FAR_ZOOM it would be empty. */}
+      {far ? <OverviewMinimap style={MINIMAP_STYLE} /> : <MiniMap ariaLabel="Minimap" pannable style={MINIMAP_STYLE} zoomable />}
+      <Controls aria-label="Zoom controls" fitViewOptions={FIT_WHOLE_DIAGRAM} showInteractive={false} />
     </ReactFlow>
   );
 }

@@ -71,6 +71,11 @@ export interface FlowInputs {
   measured: ReadonlyMap<string, { width: number; height: number }>;
   diff: ReadonlyMap<string, DiffKind> | null;
   readOnly: boolean;
+  /**
+   * Far zoom: the overview canvas draws the diagram, so React Flow keeps every
+   * node (fit view, the problem jump and selection read them) but mounts none.
+   */
+  hidden: boolean;
 }
 
 interface CachedNode {
@@ -81,6 +86,7 @@ interface CachedNode {
   height: number | undefined;
   diff: DiffKind | null;
   readOnly: boolean;
+  hidden: boolean;
   flow: WorkflowFlowNode;
 }
 
@@ -97,7 +103,7 @@ export function createFlowMapper() {
   let edgeCache = new Map<string, CachedEdge>();
 
   function nodes(inputs: FlowInputs): WorkflowFlowNode[] {
-    const { definition, selectedNodes, problemsByRef, measured, diff, readOnly } = inputs;
+    const { definition, selectedNodes, problemsByRef, measured, diff, readOnly, hidden } = inputs;
     const childrenOf = new Map<string, WorkflowNode[]>();
     for (const n of definition.nodes) {
       if (n.parent === undefined) continue;
@@ -124,7 +130,8 @@ export function createFlowMapper() {
         prev.width === size?.width &&
         prev.height === size?.height &&
         prev.diff === nodeDiff &&
-        prev.readOnly === readOnly
+        prev.readOnly === readOnly &&
+        prev.hidden === hidden
       ) {
         next.set(n.ref, prev);
         out.push(prev.flow);
@@ -139,11 +146,12 @@ export function createFlowMapper() {
         draggable: !readOnly,
         connectable: !readOnly,
         deletable: !readOnly,
+        hidden,
         ...(n.parent !== undefined ? { parentId: n.parent } : {}),
         ...(size ? { width: size.width, height: size.height, style: { width: size.width, height: size.height } } : {}),
         ...(measured.get(n.ref) && !size ? { measured: measured.get(n.ref) } : {}),
       } as WorkflowFlowNode;
-      next.set(n.ref, { node: n, selected, problemKey, width: size?.width, height: size?.height, diff: nodeDiff, readOnly, flow });
+      next.set(n.ref, { node: n, selected, problemKey, width: size?.width, height: size?.height, diff: nodeDiff, readOnly, hidden, flow });
       out.push(flow);
     };
     // React Flow needs a parent before its children.

@@ -11,15 +11,15 @@ import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { ReactNode } from "react";
 import { LAYOUT_DEFAULTS, exportConductorWorkflow } from "@/engine";
-import type { NodeType, Problem, WorkflowDefinition, WorkflowNode } from "@/engine";
+import type { NodeType, Problem, WorkflowDefinition } from "@/engine";
 import { useTRPC } from "../trpc";
 import { autoLayout } from "./auto-layout";
-import { EditorCanvas } from "./editor-canvas";
+import { EditorCanvas, FIT_WHOLE_DIAGRAM } from "./editor-canvas";
 import { EditorStoreProvider, useEditor, useEditorStore } from "./editor-context";
 import { SaveDialog, ShortcutsDialog } from "./editor-dialogs";
 import { EditorSidePanel } from "./editor-side-panel";
 import { JsonView } from "./json-view";
-import { switchWidth } from "./nodes/workflow-nodes";
+import { drawnSize } from "./overview-geometry";
 import { Palette } from "./palette";
 import { RunDialog } from "./run-dialog";
 import { isMac, useEditorKeys } from "./use-editor-keys";
@@ -48,13 +48,7 @@ export function WorkflowEditor({ namespace, initial }: { namespace: string; init
   );
 }
 
-/** The size the canvas draws a node at, for auto-layout. */
-function nodeSize(node: WorkflowNode, measured: ReadonlyMap<string, { width: number; height: number }>) {
-  const m = measured.get(node.ref);
-  if (m) return m;
-  if (node.type === "SWITCH") return { width: switchWidth(node.cases.length), height: 96 };
-  return { width: LAYOUT_DEFAULTS.nodeWidth, height: LAYOUT_DEFAULTS.nodeHeight };
-}
+const FIT_VIEW = { ...FIT_WHOLE_DIAGRAM, padding: 0.2, duration: 200 };
 
 function download(filename: string, value: unknown) {
   const blob = new Blob([JSON.stringify(value, null, 2) + "\n"], { type: "application/json" });
@@ -156,10 +150,10 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
   const layout = useCallback(async () => {
     const s = store.getState();
     if (s.readOnly || s.definition.nodes.length === 0) return;
-    const positions = await autoLayout(s.definition, (n) => nodeSize(n, s.measured));
+    const positions = await autoLayout(s.definition, (n) => drawnSize(n, s.measured));
     const next = { ...s.definition, nodes: s.definition.nodes.map((n) => (positions.has(n.ref) ? { ...n, position: positions.get(n.ref)! } : n)) };
     store.getState().replaceDefinition(next, "Auto-layout");
-    requestAnimationFrame(() => void rf.fitView({ padding: 0.2, duration: 200 }));
+    requestAnimationFrame(() => void rf.fitView(FIT_VIEW));
   }, [rf, store]);
 
   const addAtCentre = useCallback(
@@ -177,7 +171,7 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
   useEditorKeys(store, (action) => {
     if (action === "save") openSave();
     else if (action === "layout") void layout();
-    else if (action === "fitView") void rf.fitView({ padding: 0.2, duration: 200 });
+    else if (action === "fitView") void rf.fitView(FIT_VIEW);
     else if (action === "toggleJson") setView((v) => (v === "json" ? "diagram" : "json"));
     else if (action === "help") setHelpOpen(true);
   });
@@ -271,7 +265,7 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
           <ToolbarButton isDisabled={readOnly || definition.nodes.length === 0} label="Auto-layout" shortcut="Shift+L" onPress={() => void layout()}>
             <LayoutDashboard className="size-4" />
           </ToolbarButton>
-          <ToolbarButton label="Fit view" shortcut="Shift+F" onPress={() => void rf.fitView({ padding: 0.2, duration: 200 })}>
+          <ToolbarButton label="Fit view" shortcut="Shift+F" onPress={() => void rf.fitView(FIT_VIEW)}>
             <Maximize className="size-4" />
           </ToolbarButton>
           <ToolbarButton label="Keyboard shortcuts" shortcut="?" onPress={() => setHelpOpen(true)}>

@@ -1,6 +1,6 @@
 "use client";
 
-import { Handle, Position, useStore as useFlowStore } from "@xyflow/react";
+import { Handle, Position } from "@xyflow/react";
 import type { NodeProps, NodeTypes } from "@xyflow/react";
 import { CircleAlert, Plus, X } from "lucide-react";
 import { memo, useState } from "react";
@@ -12,6 +12,7 @@ import { useLoopIteration, useNodeRunState } from "../run-overlay";
 import type { NodeRunState } from "../run-overlay";
 import type { DiffKind } from "../editor-store";
 import type { LoopFlowNode, SwitchFlowNode, TaskFlowNode, WorkflowNodeData } from "../flow-mapping";
+import { switchWidth } from "../overview-geometry";
 import { NodeIconTile } from "./node-icon";
 
 /** One line saying what a node does, under its title. */
@@ -157,33 +158,10 @@ function useRun(ref: string): NodeRunState | null | undefined {
   return inRun ? run : undefined;
 }
 
-/**
- * Below this zoom a node's text is unreadable anyway; nodes draw as plain
- * tinted boxes, which is most of what it costs the browser to pan a thousand
- * of them (style recalculation and hit-testing, per bench:canvas). The
- * selector yields a boolean, so only crossing the threshold re-renders.
- */
-const FAR_ZOOM = 0.3;
-const isFar = (s: { transform: [number, number, number] }) => s.transform[2] < FAR_ZOOM;
-
 /** Every node type but SWITCH and DO_WHILE. */
 export const TaskNode = memo(function TaskNode({ data, selected }: NodeProps<TaskFlowNode>) {
   const { node } = data;
   const run = useRun(node.ref);
-  const far = useFlowStore(isFar);
-  if (far) {
-    return (
-      <div
-        className={`rounded-xl border ${data.problemCount > 0 ? "border-danger bg-danger-soft" : selected ? "border-accent bg-accent-soft" : "border-separator bg-surface"}`}
-        data-node-type={node.type}
-        data-run-status={run === undefined ? undefined : (run?.status ?? "NOT_RUN")}
-        style={{ width: LAYOUT_DEFAULTS.nodeWidth, height: LAYOUT_DEFAULTS.nodeHeight }}
-      >
-        <Handle className="!opacity-0" position={Position.Top} type="target" />
-        {node.type === "TERMINATE" ? null : <Handle className="!opacity-0" position={Position.Bottom} type="source" />}
-      </div>
-    );
-  }
   return (
     <div
       className={`relative flex items-center gap-2.5 px-3 ${frameClass(selected, data)} ${runFrame(run)}`}
@@ -202,11 +180,6 @@ export const TaskNode = memo(function TaskNode({ data, selected }: NodeProps<Tas
     </div>
   );
 });
-
-/** The width a SWITCH needs for its handles: one slot per case plus default. */
-export function switchWidth(caseCount: number): number {
-  return Math.max(LAYOUT_DEFAULTS.nodeWidth, (caseCount + 1) * 96 + (caseCount > 0 ? 0 : 40));
-}
 
 /** A SWITCH: one output handle per case plus default, labelled on the node, labels editable in place. */
 export const SwitchNode = memo(function SwitchNode({ data, selected }: NodeProps<SwitchFlowNode>) {
