@@ -1,7 +1,7 @@
 /**
  * What the browser benchmarks (`bench:canvas`, `bench:live`) share: building
  * the web app when its sources changed, a throwaway stack (Postgres 18 in a
- * temporary directory, migrated, an owner; `next start` on a free port; the
+ * temporary directory, migrated, an owner; the web process on a free port; the
  * worker sidecar when asked), Chromium launched from Debian's package, the
  * sign-in form, and an ordered teardown on Ctrl-C. Everything here is real:
  * the benchmarks measure the product as a person uses it.
@@ -225,7 +225,7 @@ async function waitReady(url: string, process: SupervisedProcess, stop: Stopper,
   }
 }
 
-/** Postgres in a temp dir, migrated, an owner, what `prepare` registers, `next start` on a free port (and the sidecar). */
+/** Postgres in a temp dir, migrated, an owner, what `prepare` registers, the web process on a free port (and the sidecar). */
 export async function startLocalStack(options: LocalStackOptions, stop: Stopper, say: Say): Promise<LocalStack> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), `nf-${options.label}-`));
   // As root the embedded Postgres runs as "postgres", which must be able to enter the directory.
@@ -276,9 +276,10 @@ export async function startLocalStack(options: LocalStackOptions, stop: Stopper,
     if (lines.length > 40) lines.shift();
   };
   const server = spawnSupervised({
-    name: "next start",
+    name: "web",
     command: process.execPath,
-    args: ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"],
+    // The production web process, as `nf start` runs it.
+    args: ["--import", "tsx", "server/web-server.ts"],
     cwd: PROJECT_ROOT,
     env: { ...env, NODE_FLOW_ROLES: "api", PORT: String(port), HOST: "127.0.0.1" },
     onLine: keep([]),
@@ -296,8 +297,8 @@ export async function startLocalStack(options: LocalStackOptions, stop: Stopper,
     stop.add(() => sidecar.stop(10_000));
     say(`Worker sidecar (decider, poller) pid ${sidecar.pid}.`);
   }
-  say(`next start on ${baseUrl} (pid ${server.pid})…`);
-  await waitReady(`${baseUrl}/api/health/ready`, server, stop, "next start");
+  say(`The web process on ${baseUrl} (pid ${server.pid})…`);
+  await waitReady(`${baseUrl}/api/health/ready`, server, stop, "the web process");
   return { baseUrl, email, password, databaseUrl: postgres.url };
 }
 

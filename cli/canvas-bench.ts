@@ -23,7 +23,7 @@
  * By default everything is local and thrown away: the app is built when its
  * sources changed (waiting for any `next build` already running here), a
  * Postgres 18 is started in a temporary directory, migrated, given an owner
- * and the workflow, and `next start` serves it on a free port. With `--url`
+ * and the workflow, and the web process serves it on a free port. With `--url`
  * it measures a running server instead, signing in with the credentials
  * given and saving the workflow as a new version there.
  *
@@ -694,7 +694,7 @@ runBench(say, "Chromium, next and Postgres", async (stop) => {
       say,
     );
     ({ baseUrl, email, password } = local);
-    target = "a throwaway local server (next start, embedded Postgres 18) on this machine";
+    target = "a throwaway local server (the web process, embedded Postgres 18) on this machine";
   }
 
   say("Launching Chromium…");

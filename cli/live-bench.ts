@@ -2,7 +2,7 @@
  * `npm run bench:live`: how long from the commit of a status change until a
  * person watching the run sees it (issue 8 item 7)? Target p95 ≤ 100 ms.
  *
- * A throwaway stack — Postgres 18, `next start`, the worker sidecar — and a
+ * A throwaway stack — Postgres 18, the web process, the worker sidecar — and a
  * workflow whose start node forks into `--per-run` WAIT nodes (external
  * signal) that a JOIN closes. Each run is started the way the run dialog
  * starts it (tRPC `runs.start` through the signed-in session), the decider
@@ -272,7 +272,7 @@ runBench(say, "Chromium, next, the sidecar and Postgres", async (stop) => {
     `# node-flow live-view benchmark (npm run bench:live): ${samples.length} status changes, ${options.perRun} WAIT nodes per run`,
     "",
     `Machine: ${machineText()}; load average ${loadBefore} before, ${loadText()} after.`,
-    `Chromium ${browser.version()} (headless), the execution page at 1280×800; next start, the worker sidecar and Postgres 18 on this machine.`,
+    `Chromium ${browser.version()} (headless), the execution page at 1280×800; the web process, the worker sidecar and Postgres 18 on this machine.`,
     "",
     "| measure (ms) | min | p50 | p95 | p99 | max | mean |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
