@@ -15,6 +15,7 @@ import { useTestDatabase } from "../db/testing/test-database";
 import { createNodeFlowClient } from "../sdk";
 import type { JsonObject, NodeFlowClient, Run } from "../sdk";
 import { createApiKey } from "../server/auth/api-keys";
+import { serveFetchHandler } from "../server/http/node-fetch-adapter";
 import { startSidecar } from "../server/testing/sidecar-process";
 import type { SidecarProcess } from "../server/testing/sidecar-process";
 import { waitUntil } from "../server/testing/wait-until";
@@ -41,30 +42,12 @@ const SAVED_ENV = { ...process.env };
 type RouteHandler = (request: Request) => Promise<Response> | Response;
 const v1Handlers: Record<string, RouteHandler> = { GET: v1.GET, POST: v1.POST, PUT: v1.PUT, PATCH: v1.PATCH, DELETE: v1.DELETE };
 
-/** IncomingMessage → the app's route handler → ServerResponse; a client that goes away aborts the request. */
-async function serveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const controller = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) controller.abort();
+/** The app's route handlers behind node:http; a client that goes away aborts the request. */
+function serveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  return serveFetchHandler(req, res, async (request) => {
+    const handler = new URL(request.url).pathname.startsWith("/api/health/live") ? (request.method === "GET" ? live.GET : undefined) : v1Handlers[request.method];
+    return handler ? await handler(request) : new Response(null, { status: 405 });
   });
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const method = req.method ?? "GET";
-  const request = new Request(`http://${req.headers.host}${req.url}`, {
-    method,
-    headers,
-    body: method === "GET" || method === "HEAD" || chunks.length === 0 ? undefined : Buffer.concat(chunks),
-    signal: controller.signal,
-  });
-  const handler = req.url?.startsWith("/api/health/live") ? (method === "GET" ? live.GET : undefined) : v1Handlers[method];
-  const response = handler ? await handler(request) : new Response(null, { status: 405 });
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 beforeAll(async () => {

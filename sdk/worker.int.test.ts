@@ -13,6 +13,7 @@ import { historyProblems, waitForWorkflowsToEnd } from "../server/testing/runtim
 import { startSidecar } from "../server/testing/sidecar-process";
 import type { SidecarProcess } from "../server/testing/sidecar-process";
 import { waitUntil } from "../server/testing/wait-until";
+import { serveFetchHandler } from "../server/http/node-fetch-adapter";
 import { getWebContext } from "../server/web-context";
 import { NodeFlowApiError } from "./api-error";
 import type { JsonObject, Run } from "./api-types";
@@ -46,37 +47,18 @@ const openPolls = new Map<string, number>();
 type RouteHandler = (request: Request) => Promise<Response>;
 const handlers: Record<string, RouteHandler> = { GET: v1.GET, POST: v1.POST, PUT: v1.PUT, PATCH: v1.PATCH, DELETE: v1.DELETE };
 
-/** IncomingMessage → Request, the route handler, Response → ServerResponse; a client that goes away aborts the request (long-polls stop on it). */
-async function serveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const controller = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) controller.abort();
+/** The app's route handler behind node:http (a client that goes away aborts the request: long-polls stop on it), counting parked polls. */
+function serveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  return serveFetchHandler(req, res, async (request) => {
+    const handler = handlers[request.method];
+    const pollQueue = request.url.endsWith("/tasks/poll") ? String(((await request.clone().json().catch(() => ({}))) as { queue?: unknown }).queue) : undefined;
+    if (pollQueue !== undefined) openPolls.set(pollQueue, (openPolls.get(pollQueue) ?? 0) + 1);
+    try {
+      return handler ? await handler(request) : new Response(null, { status: 405 });
+    } finally {
+      if (pollQueue !== undefined) openPolls.set(pollQueue, openPolls.get(pollQueue)! - 1);
+    }
   });
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const method = req.method ?? "GET";
-  const request = new Request(`http://${req.headers.host}${req.url}`, {
-    method,
-    headers,
-    body: method === "GET" || method === "HEAD" || chunks.length === 0 ? undefined : Buffer.concat(chunks),
-    signal: controller.signal,
-  });
-  const handler = handlers[method];
-  const pollQueue = req.url?.endsWith("/tasks/poll") ? String((JSON.parse(Buffer.concat(chunks).toString() || "{}") as { queue?: unknown }).queue) : undefined;
-  if (pollQueue !== undefined) openPolls.set(pollQueue, (openPolls.get(pollQueue) ?? 0) + 1);
-  let response: Response;
-  try {
-    response = handler ? await handler(request) : new Response(null, { status: 405 });
-  } finally {
-    if (pollQueue !== undefined) openPolls.set(pollQueue, openPolls.get(pollQueue)! - 1);
-  }
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 async function listen(s: Server): Promise<string> {

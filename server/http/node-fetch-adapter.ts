@@ -39,9 +39,11 @@ async function toRequest(req: IncomingMessage, signal: AbortSignal): Promise<Req
     if (Array.isArray(value)) for (const v of value) headers.append(name, v);
     else if (value !== undefined) headers.set(name, value);
   }
-  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+  const method = req.method ?? "GET";
+  // A GET or HEAD carries no body in a Request (the constructor throws on one).
+  const body = method === "GET" || method === "HEAD" || chunks.length === 0 ? undefined : Buffer.concat(chunks);
   const origin = `http://${req.headers.host ?? "localhost"}`;
-  return new Request(new URL(req.url ?? "/", origin), { method: req.method, headers, body, signal });
+  return new Request(new URL(req.url ?? "/", origin), { method, headers, body, signal });
 }
 
 /** One write for headers and body: on loopback every socket write is a syscall that wakes the peer. */
