@@ -1,11 +1,11 @@
 import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { embeddedConnectionUrl, embeddedSocketDir } from "../db/embedded-postgres";
+import { embeddedConnectionUrl, embeddedSocketDir, foldersBlockingPostgresUser, postgresUserBlockedMessage } from "../db/embedded-postgres";
 
 /**
  * Bookkeeping for `npm start` without DATABASE_URL: one Postgres 18 cluster
@@ -162,30 +162,14 @@ export async function ensureEmbeddedDatabase(adminUrl: string): Promise<boolean>
 }
 
 /**
- * Postgres refuses to run as root, so as root embedded-postgres runs it as a
- * `postgres` user, which must be able to walk down to the cluster directory.
- * A data directory under a 0700 parent (mktemp -d, a private home) fails deep
- * inside initdb with "Permission denied"; name the directory that blocks it.
+ * Fails early, naming the folders, when the postgres user cannot reach the
+ * cluster (see foldersBlockingPostgresUser); with the data-directory way out,
+ * which only `nf` has.
  */
 export function assertReachableByPostgresUser(paths: EmbeddedPaths): void {
-  if (process.getuid?.() !== 0) return;
-  let dir = path.dirname(paths.postgresDir);
-  const blocked: string[] = [];
-  for (;;) {
-    try {
-      const stats = statSync(dir);
-      if ((stats.mode & 0o001) === 0) blocked.push(dir);
-    } catch {
-      // Not created yet: it will be made with the default 0755.
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
+  const blocked = foldersBlockingPostgresUser(paths.postgresDir);
   if (blocked.length > 0) {
-    throw new EmbeddedDatabaseError(
-      `The embedded Postgres runs as the "postgres" user (Postgres refuses root), which cannot enter ${blocked.join(", ")}: run \`chmod o+x ${blocked.join(" ")}\`, or set NODE_FLOW_DATA_DIR to a directory it can reach.`,
-    );
+    throw new EmbeddedDatabaseError(`${postgresUserBlockedMessage(blocked)}, or set NODE_FLOW_DATA_DIR to a directory it can reach.`);
   }
 }
 

