@@ -5,7 +5,7 @@ import type { Transaction } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
-import type { Database } from "../../db/schema";
+import type { Database, WorkflowExecutionRow } from "../../db/schema";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { claimAndLockWorkflow, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
@@ -34,6 +34,19 @@ function gate(): { wait: Promise<void>; open: () => void } {
 
 async function clearQueue(): Promise<void> {
   await t.db.deleteFrom("DecideQueues").execute();
+}
+
+/** Another transaction locking the workflow's row, left running; its backend pid is known when this resolves. */
+async function lockFromAnotherTransaction(workflowId: string): Promise<{ pid: number; locked: Promise<WorkflowExecutionRow | undefined> }> {
+  let pid = 0;
+  const pidKnown = gate();
+  const locked = t.db.transaction().execute(async (trx) => {
+    pid = await backendPid(trx);
+    pidKnown.open();
+    return lockWorkflow(trx, workflowId);
+  });
+  await pidKnown.wait;
+  return { pid, locked };
 }
 
 describe("enqueueDecide", () => {
@@ -407,18 +420,11 @@ describe("claimAndLockWorkflow", () => {
     // The claim is deleted (invisible to a second claimer, which takes the next one) and the row is locked.
     const second = await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx));
     expect(second).toMatchObject({ reason: "later", workflow: { id: newer.id } });
-    let lockerPid = 0;
-    const pidKnown = gate();
-    const locker = t.db.transaction().execute(async (trx) => {
-      lockerPid = await backendPid(trx);
-      pidKnown.open();
-      return lockWorkflow(trx, older.id);
-    });
-    await pidKnown.wait;
-    await blockedBy(t.db, lockerPid, claimerPid);
+    const locker = await lockFromAnotherTransaction(older.id);
+    await blockedBy(t.db, locker.pid, claimerPid);
     mayCommit.open();
     expect(await claimer).toMatchObject({ reason: "started", workflow: { id: older.id, status: "RUNNING", namespaceId } });
-    expect((await locker)?.id).toBe(older.id);
+    expect((await locker.locked)?.id).toBe(older.id);
     expect(await decideQueueDepth(t.db)).toBe(0);
 
     await enqueueDecide(t.db, { workflowId: older.id, namespaceId, reason: "again" });
@@ -463,18 +469,11 @@ describe("lockWorkflow", () => {
       return row;
     });
     await locked.wait;
-    let secondPid = 0;
-    const pidKnown = gate();
-    const second = t.db.transaction().execute(async (trx) => {
-      secondPid = await backendPid(trx);
-      pidKnown.open();
-      return lockWorkflow(trx, wf.id);
-    });
-    await pidKnown.wait;
-    await blockedBy(t.db, secondPid, firstPid);
+    const second = await lockFromAnotherTransaction(wf.id);
+    await blockedBy(t.db, second.pid, firstPid);
     mayCommit.open();
     expect((await first)?.version).toBe(0);
-    expect((await second)?.version).toBe(1); // sees the first's committed evaluation
+    expect((await second.locked)?.version).toBe(1); // sees the first's committed evaluation
 
     const pruned = await t.db.transaction().execute((trx) => lockWorkflow(trx, wf.id, { startedAt: wf.startedAt }));
     expect(pruned?.id).toBe(wf.id);

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely, RawBuilder, Transaction } from "kysely";
 import type { Database, WorkflowExecutionRow } from "../../db/schema";
 
 /**
@@ -46,6 +46,18 @@ export interface EnqueueDecideInput {
  * completion would otherwise be pushed to the back of the queue each time and
  * could starve behind quieter ones.
  */
+/**
+ * {@link enqueueDecide} as a data-modifying statement for a larger one (a
+ * worker's completion enqueues in the statement that ends the task): one
+ * request per row of `rows`, a query yielding "workflowId", "namespaceId" and
+ * "reason". The same ON CONFLICT … DO UPDATE, for the same reason.
+ */
+export function enqueueDecidesFrom(rows: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "reason")
+    ${rows}
+    ON CONFLICT ("workflowId") DO UPDATE SET "reason" = "excluded"."reason"`;
+}
+
 export async function enqueueDecide(db: Executor, input: EnqueueDecideInput): Promise<void> {
   await db
     .insertInto("DecideQueues")
@@ -124,7 +136,7 @@ async function claimFrom(
   trx: Transaction<Database>,
   limit: number,
   offset: number,
-): Promise<{ workflowId: string; enqueuedAt: string; reason: string | null }[]> {
+): Promise<{ workflowId: string; enqueuedAt: string }[]> {
   // The start key comes from a plain (non-locking) read, so the rows before it
   // stay claimable by other deciders; an offset past the tail starts at the head.
   const start = claimStart(offset);
@@ -133,7 +145,7 @@ async function claimFrom(
   // LockRows → Index Scan on "DecideQueues_enqueued_idx".
   // "enqueuedAt" goes back as text: it only orders the batch, and text keeps its
   // microseconds (a JS Date would tie rows enqueued within one millisecond).
-  const { rows } = await sql<{ workflowId: string; enqueuedAt: string; reason: string | null }>`
+  const { rows } = await sql<{ workflowId: string; enqueuedAt: string }>`
     WITH "claimable" AS (
       SELECT "workflowId" FROM "DecideQueues"
       WHERE "enqueuedAt" >= ${start}
@@ -144,21 +156,21 @@ async function claimFrom(
     DELETE FROM "DecideQueues" AS "q"
     USING "claimable" AS "c"
     WHERE "q"."workflowId" = "c"."workflowId"
-    RETURNING "q"."workflowId", "q"."reason",
+    RETURNING "q"."workflowId",
               to_char("q"."enqueuedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS "enqueuedAt"`.execute(trx);
   return rows;
 }
 
 /**
  * One evaluation's start in one statement: claims the oldest claimable
- * request (from `offset`, as {@link claimDecides}) by deleting it, and locks
+ * request (from `offset`, as {@link claimDecideBatch}) by deleting it, and locks
  * its workflow's execution row FOR UPDATE for the rest of the transaction,
  * returning both. Undefined when nothing was claimed — or when the claimed
  * workflow no longer exists (a queue row can outlive an execution whose
  * partition was dropped): its claim is deleted all the same, and the caller
  * ends the batch as if the queue were empty; the next pass goes on.
  *
- * Invariant 2 holds as with claimDecides then {@link lockWorkflow}: the claim
+ * Invariant 2 holds as with claimDecideBatch then {@link lockWorkflow}: the claim
  * is deleted before any of the workflow's state is read, because that read is
  * the caller's next statement, with a snapshot of its own. The execution row
  * read here is the locked, latest version (a lock that had to wait re-reads the

@@ -3,6 +3,7 @@ import type { Kysely, RawBuilder } from "kysely";
 import { json } from "../../db/json";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
+import { enqueueDecidesFrom } from "./decide-queues";
 import { taskGateRelease } from "./semaphores";
 
 /**
@@ -276,10 +277,7 @@ export async function completeTaskFromWorker(
         ${input.workerId === undefined ? sql`` : sql`AND "workerId" = ${input.workerId}`}
       RETURNING *
     ), ${release.ctes}, "decide" AS (
-      -- ON CONFLICT DO UPDATE, never DO NOTHING (invariant 3; enqueueDecide says why).
-      INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "reason")
-      SELECT "workflowId", "namespaceId", 'task ' || "refName" || ' ' || "status" FROM "ended"
-      ON CONFLICT ("workflowId") DO UPDATE SET "reason" = "excluded"."reason"
+      ${enqueueDecidesFrom(sql`SELECT "workflowId", "namespaceId", 'task ' || "refName" || ' ' || "status" AS "reason" FROM "ended"`)}
     )
     SELECT "ended".*, ${release.woken} AS "woken" FROM "ended"`.execute(db);
   const row = ended[0];
