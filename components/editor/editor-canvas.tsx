@@ -2,11 +2,11 @@
 
 import { Background, Controls, MiniMap, ReactFlow, useReactFlow, useStore as useFlowStore } from "@xyflow/react";
 import type { EdgeChange, FitViewOptions, NodeChange, OnConnect, ReactFlowState } from "@xyflow/react";
-import { useTheme } from "next-themes";
 import { useCallback, useMemo, useRef, useState } from "react";
 import type { DragEvent } from "react";
 import { LAYOUT_DEFAULTS, NODE_TYPES, isNodeType } from "@/engine";
 import type { Position } from "@/engine";
+import { useCanvasColorMode } from "./use-canvas-color-mode";
 import { dropIntoLoop } from "./drop-into-loop";
 import { EDGE_COMPONENTS } from "./edges/workflow-edge";
 import { useEditor, useEditorStore } from "./editor-context";
@@ -61,7 +61,7 @@ function startNodes(definition: { nodes: readonly { ref: string; parent?: string
 export function EditorCanvas() {
   const store = useEditorStore();
   const rf = useReactFlow<WorkflowFlowNode, WorkflowFlowEdge>();
-  const { resolvedTheme } = useTheme();
+  const colorMode = useCanvasColorMode();
   const mapper = useMemo(createFlowMapper, []);
   const definition = useEditor((s) => s.definition);
   const selectedNodes = useEditor((s) => s.selectedNodes);
@@ -192,7 +192,7 @@ export function EditorCanvas() {
 
   return (
     <ReactFlow<WorkflowFlowNode, WorkflowFlowEdge>
-      colorMode={resolvedTheme === "dark" ? "dark" : "light"}
+      colorMode={colorMode}
       deleteKeyCode={null}
       edgeTypes={EDGE_COMPONENTS}
       edges={edges}

@@ -2,13 +2,13 @@
 
 import { Panel, useReactFlow, useStoreApi } from "@xyflow/react";
 import type { ReactFlowState } from "@xyflow/react";
-import { useTheme } from "next-themes";
 import { useCallback, useContext, useEffect, useRef } from "react";
 import type { PointerEvent as ReactPointerEvent, RefObject } from "react";
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand";
 import { NODE_TYPES } from "@/engine";
 import type { NodeCategory, TaskStatus, WorkflowDefinition } from "@/engine";
+import { useCanvasColorMode } from "./use-canvas-color-mode";
 import { useEditor, useEditorStore } from "./editor-context";
 import type { DiffKind } from "./editor-store";
 import { edgeKey } from "./graph-edits";
@@ -262,7 +262,7 @@ function useScenePainter(
   const editor = useEditorStore();
   const flow = useStoreApi();
   const run = useContext(RunOverlayContext);
-  const { resolvedTheme } = useTheme();
+  const colorMode = useCanvasColorMode();
 
   useEffect(() => {
     const canvas = canvasRef.current;
@@ -316,7 +316,7 @@ function useScenePainter(
       for (const stop of unsubscribe) stop?.();
     };
     // A switch between light and dark runs the effect again, which reads the theme's colours afresh.
-  }, [canvasRef, editor, flow, run, extra, size, paint, resolvedTheme]);
+  }, [canvasRef, editor, flow, run, extra, size, paint, colorMode]);
 }
 
 const paneSize = (f: ReactFlowState) => ({ width: f.width, height: f.height });
