@@ -10,7 +10,7 @@ import { completeTaskFromWorker } from "./store/task-executions";
 import { enqueueTask } from "./store/task-queues";
 import type { LeasedTask } from "./store/task-queues";
 import { QueueGateCache, releaseTaskGates } from "./task-gates";
-import { pollTasks } from "./task-poller";
+import { parkedPolls, pollTasks } from "./task-poller";
 import type { PollTasksOptions } from "./task-poller";
 
 const t = useTestDatabase();
@@ -74,10 +74,9 @@ function startPoll(deps: Parameters<typeof pollTasks>[0], opts: PollTasksOptions
   return { result, started, settled: () => settledAt !== undefined, settledAt: () => settledAt };
 }
 
-/** Until the poll has subscribed and (given a little time) found the queue empty and parked. */
-async function parked(key: string, waiters: number): Promise<void> {
-  await waitFor(() => notifier.stats.waiters >= waiters, `${waiters} parked polls on ${key}`);
-  await sleep(300);
+/** Until `count` polls of the queue have found it empty and parked. */
+async function parked(namespaceId: string, queueName: string, count: number, on: Notifier = notifier): Promise<void> {
+  await waitFor(() => parkedPolls(on, namespaceId, queueName) >= count, `${count} parked polls on ${queueName}`);
 }
 
 describe("pollTasks", () => {
@@ -99,7 +98,7 @@ describe("pollTasks", () => {
     const ns = randomUUID();
     // A re-check interval far beyond the timeout: only the notification can wake it.
     const poll = startPoll({ db: t.db, notifier }, options(ns, "wake", { recheckIntervalMs: 600_000 }));
-    await parked("wake", 1);
+    await parked(ns, "wake", 1);
     expect(poll.settled()).toBe(false);
     const enqueuedAt = performance.now();
     const taskId = await enqueue(ns, "wake");
@@ -116,7 +115,7 @@ describe("pollTasks", () => {
     const unsubscribe = notifier.subscribe(TASKS_CHANNEL, taskAvailableKey(ns, "rollback"), (event) => wakes.push(event));
     try {
       const poll = startPoll({ db: t.db, notifier }, options(ns, "rollback", { timeoutMs: 2000, recheckIntervalMs: 600_000 }));
-      await parked("rollback", 2);
+      await parked(ns, "rollback", 1);
       await enqueue(ns, "rollback", { rollback: true });
       expect(await poll.result).toEqual([]);
       expect(poll.settledAt()! - poll.started).toBeGreaterThanOrEqual(1900);
@@ -177,12 +176,12 @@ describe("pollTasks", () => {
     expect(rows).toEqual([{ owner: null }]);
   });
 
-  it("several parked polls on one queue are all woken and split the tasks, none leased twice", async () => {
+  it("several parked polls on one queue are woken one after another and split the tasks, none leased twice", async () => {
     const ns = randomUUID();
     const polls = Array.from({ length: 4 }, (_, i) =>
       startPoll({ db: t.db, notifier }, options(ns, "split", { workerId: `w${i}`, recheckIntervalMs: 600_000 })),
     );
-    await parked("split", 4);
+    await parked(ns, "split", 4);
     const taskIds = await writer.transaction().execute(async (trx) => {
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) {
@@ -203,6 +202,40 @@ describe("pollTasks", () => {
       expect(leased[0]?.queue.leaseOwner).toBe(`w${i}`);
     }
     expect(new Set(results.flat().map((l) => l.queue.taskId))).toEqual(new Set(taskIds));
+  });
+
+  it("one task wakes one of several parked polls, and the chain it starts ends at the first empty lease", async () => {
+    const ns = randomUUID();
+    // Counts this test's lease transactions: every statement the polls send through this handle.
+    let statements = 0;
+    const counted = t.db.withPlugin({
+      transformQuery: (args) => {
+        statements++;
+        return args.node;
+      },
+      transformResult: (args) => Promise.resolve(args.result),
+    });
+    const abort = new AbortController();
+    const polls = Array.from({ length: 4 }, (_, i) =>
+      startPoll({ db: counted, notifier }, options(ns, "herd", { workerId: `w${i}`, recheckIntervalMs: 600_000, signal: abort.signal })),
+    );
+    await parked(ns, "herd", 4);
+    const before = statements;
+    const taskId = await enqueue(ns, "herd");
+    await waitFor(() => polls.some((p) => p.settled()), "a poll to lease the task");
+    // Long enough for any other woken poll to have run its lease.
+    await sleep(300);
+    // The longest-parked poll took it (its lease: a select and a start) and,
+    // having leased all it asked for, passed the wake on: the next poll's one
+    // empty select ends the chain. Woken all at once, the three others would
+    // each have run a lease.
+    expect(polls.map((p) => p.settled())).toEqual([true, false, false, false]);
+    expect((await polls[0]!.result).map((l) => l.queue.taskId)).toEqual([taskId]);
+    expect(statements - before).toBe(3);
+    expect(parkedPolls(notifier, ns, "herd")).toBe(3);
+    abort.abort();
+    expect(await Promise.all(polls.slice(1).map((p) => p.result))).toEqual([[], [], []]);
+    expect(parkedPolls(notifier, ns, "herd")).toBe(0);
   });
 
   it("re-reads after the notifier reconnects, so a notification sent while it was down costs only latency", async () => {
@@ -265,7 +298,7 @@ describe("pollTasks through gates", () => {
 
     // A re-check interval far beyond the timeout: only the completion's notification can wake it.
     const poll = startPoll(deps, options(ns, "gated", { workerId: "w2", recheckIntervalMs: 600_000 }));
-    await parked("gated", 1);
+    await parked(ns, "gated", 1);
     expect(poll.settled()).toBe(false);
     await complete(held[0]!);
     expect((await poll.result).map((l) => l.queue.taskId)).toEqual([second]);

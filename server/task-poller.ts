@@ -64,9 +64,12 @@ export interface PollTasksOptions {
  * before each lease attempt, never after, so a notification that lands while a
  * lease query is in flight is not lost.
  *
- * Concurrent polls of one queue (in this process or others) are all woken by a
- * notification and race; SKIP LOCKED splits the tasks between them and no task
- * is leased twice. The losers find nothing and park again.
+ * Concurrent polls of one queue in this process are woken one at a time
+ * ({@link QueueWaiters}): a notification wakes the poll parked longest, and a
+ * woken poll that leased all it asked for passes the wake on, since more may be
+ * there; one that found nothing ends the chain. Polls in other processes hear
+ * the notification themselves; SKIP LOCKED splits the tasks between everyone
+ * and no task is leased twice.
  */
 export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions): Promise<LeasedTask[]> {
   const { namespaceId, queueName, count, timeoutMs, workerId, leaseSeconds, signal } = options;
@@ -79,9 +82,7 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
 
   const deadline = performance.now() + timeoutMs;
   const wake = new WakeSignal();
-  const unsubscribe = deps.notifier?.subscribe(TASKS_CHANNEL, taskAvailableKey(namespaceId, queueName), () =>
-    wake.set(),
-  );
+  const leave = deps.notifier ? queueWaiters(deps.notifier, namespaceId, queueName).join(wake) : undefined;
   const onAbort = () => wake.set();
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -100,6 +101,9 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
     const gateCache = deps.gateCache ?? queueGateCache;
     for (;;) {
       wake.clear();
+      // A wake handed to this poll is spent by this attempt: passed on below if
+      // it leased all it asked for, dropped if it found less.
+      const handedWake = wake.takeHanded();
       let leased: LeasedTask[] = [];
       if (
         (!gatedOut || (await gatesHaveRoom(deps.db, { namespaceId, queueName }, gateCache))) &&
@@ -116,6 +120,7 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
         await releaseAll(deps.db, namespaceId, workerId, leased);
         return [];
       }
+      if (handedWake && leased.length >= count) wake.passOn?.();
       if (leased.length > 0) return leased;
       const now = performance.now();
       const remaining = deadline - now;
@@ -134,7 +139,10 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
       probeFirst = !woken && waitMs !== untilWindow;
     }
   } finally {
-    unsubscribe?.();
+    // A wake handed over while this poll was leaving (aborted, or its lease
+    // threw) goes to the next parked poll rather than with it.
+    if (wake.takeHanded()) wake.passOn?.();
+    leave?.();
     signal?.removeEventListener("abort", onAbort);
   }
 }
@@ -164,14 +172,36 @@ function jitter(ms: number): number {
  * A latch: `set()` before or during `wait()` ends the wait, and stays set until
  * `clear()`. A plain "resolve the current promise" would drop a notification
  * that arrives while nobody is waiting yet (during a lease query).
+ *
+ * `hand()` is a set that also gives the poll the duty to pass the wake on
+ * ({@link QueueWaiters}); `passOn` is filled in by the poll's queue.
  */
 class WakeSignal {
   private isSet = false;
+  private handed = false;
   private resolve: (() => void) | undefined;
+  passOn: (() => void) | undefined;
+
+  /** Whether the poll is parked in `wait()` right now. */
+  get parked(): boolean {
+    return this.resolve !== undefined;
+  }
 
   set(): void {
     this.isSet = true;
     this.resolve?.();
+  }
+
+  hand(): void {
+    this.handed = true;
+    this.set();
+  }
+
+  /** True once per `hand()`: the caller now owes the pass-on. */
+  takeHanded(): boolean {
+    const handed = this.handed;
+    this.handed = false;
+    return handed;
   }
 
   clear(): void {
@@ -193,4 +223,97 @@ class WakeSignal {
       };
     });
   }
+}
+
+/**
+ * The polls of one queue parked in this process, woken one at a time.
+ *
+ * Waking every parked poll on each notification made each task cost one
+ * successful lease plus a lease transaction that found nothing for every other
+ * idle worker: with 16 workers parked, ~15 wasted BEGIN/SELECT/COMMITs per
+ * task, the web process's and Postgres's biggest cost at low rates. One
+ * notification may stand for many tasks (Postgres delivers a payload once per
+ * transaction, and a fork enqueues a hundred), so the woken poll passes the
+ * wake on when it leased all it asked for, and the chain stops at the first
+ * poll that finds less: one empty lease per burst instead of one per poll.
+ *
+ * Invariant 7 is unchanged: a chain broken by a crash or a miscount costs only
+ * latency, since every parked poll still re-checks on its own interval.
+ */
+class QueueWaiters {
+  /** Insertion order is the order polls parked: the longest-parked is woken first. */
+  private readonly polls = new Set<WakeSignal>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly notifier: Notifier,
+    private readonly key: string,
+    private readonly onEmpty: () => void,
+  ) {}
+
+  /** Adds a poll; subscribes the queue on its first. Returns the poll's leave function. */
+  join(wake: WakeSignal): () => void {
+    // Subscribe before the poll's first lease (the order pollTasks documents).
+    this.unsubscribe ??= this.notifier.subscribe(TASKS_CHANNEL, this.key, (event) => {
+      if (event.kind === "resync") for (const poll of this.polls) poll.set();
+      else this.wakeOne();
+    });
+    this.polls.add(wake);
+    wake.passOn = () => this.wakeOne();
+    return () => {
+      this.polls.delete(wake);
+      wake.passOn = undefined;
+      if (this.polls.size > 0) return;
+      this.unsubscribe?.();
+      this.unsubscribe = undefined;
+      this.onEmpty();
+    };
+  }
+
+  /**
+   * Hands the wake to the longest-parked poll. With none parked, every poll is
+   * mid-lease, and each may have read before the task committed: all are told
+   * to look again, as before.
+   */
+  private wakeOne(): void {
+    for (const poll of this.polls) {
+      if (!poll.parked) continue;
+      // Re-inserted at the back: the next wake goes to the one parked longest.
+      this.polls.delete(poll);
+      this.polls.add(poll);
+      poll.hand();
+      return;
+    }
+    for (const poll of this.polls) poll.hand();
+  }
+
+  /** Polls parked (waiting, not mid-lease) right now. */
+  get parkedCount(): number {
+    let parked = 0;
+    for (const poll of this.polls) if (poll.parked) parked++;
+    return parked;
+  }
+}
+
+const queuesByNotifier = new WeakMap<Notifier, Map<string, QueueWaiters>>();
+
+function queueWaiters(notifier: Notifier, namespaceId: string, queueName: string): QueueWaiters {
+  let queues = queuesByNotifier.get(notifier);
+  if (!queues) {
+    queues = new Map();
+    queuesByNotifier.set(notifier, queues);
+  }
+  const key = taskAvailableKey(namespaceId, queueName);
+  let waiters = queues.get(key);
+  if (!waiters) {
+    const owner = queues;
+    waiters = new QueueWaiters(notifier, key, () => owner.delete(key));
+    queues.set(key, waiters);
+  }
+  return waiters;
+}
+
+/** How many polls of a queue are parked in this process on `notifier` (tests wait on it). */
+export function parkedPolls(notifier: Notifier, namespaceId: string, queueName: string): number {
+  return queuesByNotifier.get(notifier)?.get(taskAvailableKey(namespaceId, queueName))?.parkedCount ?? 0;
 }
