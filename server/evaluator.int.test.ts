@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/pool";
 import { useTestDatabase } from "../db/testing/test-database";
@@ -329,6 +330,25 @@ describe("evaluateBatch", () => {
     expect(await completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId: randomUUID(), status: "COMPLETED" })).toMatchObject({ ok: false, error: "not_found" });
     const wf = await run(id, () => ({ status: "COMPLETED" }));
     expect(wf.status).toBe("COMPLETED");
+  });
+
+  it("evaluates several waiting workflows in one transaction, each from its own state", async () => {
+    // Drain what earlier tests left, so the claim below takes exactly these.
+    await t.db.deleteFrom("DecideQueues").execute();
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await start(workflow([simple(`a${i}`), simple(`b${i}`)], chain(`a${i}`, `b${i}`))));
+    expect(await evaluateBatch(deps(), { limit: 10 })).toBe(5);
+    const scheduled = await t.db
+      .selectFrom("TaskExecutions")
+      .select(["workflowId", "refName", sql<string>`xmin::text`.as("xid")])
+      .where("workflowId", "in", ids)
+      .execute();
+    // Each its own first task, and nothing else…
+    expect(new Map(scheduled.map((r) => [r.workflowId, r.refName]))).toEqual(new Map(ids.map((id, i) => [id, `a${i}`])));
+    expect(scheduled).toHaveLength(5);
+    // …written by one transaction.
+    expect(new Set(scheduled.map((r) => r.xid)).size).toBe(1);
+    for (const id of ids) expect((await run(id, () => ({ status: "COMPLETED" }))).status).toBe("COMPLETED");
   });
 
   it("a workflow whose evaluation throws is re-queued behind the others, not retried at the head forever", async () => {

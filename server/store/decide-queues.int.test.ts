@@ -8,7 +8,7 @@ import { createDb } from "../../db/pool";
 import type { Database, WorkflowExecutionRow } from "../../db/schema";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { claimAndLockWorkflow, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
+import { claimAndLockWorkflows, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
 import { insertWorkflowExecution } from "./workflow-executions";
 
 const t = useTestDatabase();
@@ -395,7 +395,9 @@ describe("several deciders over one queue", () => {
   });
 });
 
-describe("claimAndLockWorkflow", () => {
+describe("claimAndLockWorkflows", () => {
+  const claimOne = async (trx: Parameters<typeof claimAndLockWorkflows>[0], offset = 0) => (await claimAndLockWorkflows(trx, { limit: 1, offset }))[0];
+
   it("claims the oldest request, deleting it, and returns its workflow locked; a rollback puts the claim back", async () => {
     await clearQueue();
     const namespaceId = randomUUID();
@@ -411,14 +413,14 @@ describe("claimAndLockWorkflow", () => {
     let claimerPid = 0;
     const claimer = t.db.transaction().execute(async (trx) => {
       claimerPid = await backendPid(trx);
-      const claim = await claimAndLockWorkflow(trx);
+      const claim = await claimOne(trx);
       holding.open();
       await mayCommit.wait;
       return claim;
     });
     await holding.wait;
     // The claim is deleted (invisible to a second claimer, which takes the next one) and the row is locked.
-    const second = await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx));
+    const second = await t.db.transaction().execute((trx) => claimOne(trx));
     expect(second).toMatchObject({ reason: "later", workflow: { id: newer.id } });
     const locker = await lockFromAnotherTransaction(older.id);
     await blockedBy(t.db, locker.pid, claimerPid);
@@ -430,25 +432,55 @@ describe("claimAndLockWorkflow", () => {
     await enqueueDecide(t.db, { workflowId: older.id, namespaceId, reason: "again" });
     await expect(
       t.db.transaction().execute(async (trx) => {
-        expect((await claimAndLockWorkflow(trx))?.workflow.id).toBe(older.id);
+        expect((await claimOne(trx))?.workflow.id).toBe(older.id);
         throw new Error("evaluation failed");
       }),
     ).rejects.toThrow("evaluation failed");
     expect((await pending(older.id))?.reason).toBe("again");
   });
 
-  it("drops the claim of a workflow that no longer exists and answers undefined, as for an empty queue; near the tail it claims from the head", async () => {
+  it("claims several at once, oldest first, each with its reason and its row locked; a second claimer skips them all", async () => {
+    await clearQueue();
+    const namespaceId = randomUUID();
+    const workflows: { id: string }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 });
+      await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: `r${i}` });
+      workflows.push(wf);
+    }
+    const holding = gate();
+    const mayCommit = gate();
+    let claimerPid = 0;
+    const claimer = t.db.transaction().execute(async (trx) => {
+      claimerPid = await backendPid(trx);
+      const claims = await claimAndLockWorkflows(trx, { limit: 3 });
+      holding.open();
+      await mayCommit.wait;
+      return claims;
+    });
+    await holding.wait;
+    const rest = await t.db.transaction().execute((trx) => claimAndLockWorkflows(trx, { limit: 10 }));
+    expect(rest.map((c) => [c.workflow.id, c.reason])).toEqual([3, 4].map((i) => [workflows[i]!.id, `r${i}`]));
+    const locker = await lockFromAnotherTransaction(workflows[2]!.id);
+    await blockedBy(t.db, locker.pid, claimerPid);
+    mayCommit.open();
+    expect((await claimer).map((c) => [c.workflow.id, c.reason])).toEqual([0, 1, 2].map((i) => [workflows[i]!.id, `r${i}`]));
+    expect((await locker.locked)?.id).toBe(workflows[2]!.id);
+    expect(await decideQueueDepth(t.db)).toBe(0);
+  });
+
+  it("drops the claim of a workflow that no longer exists and answers nothing, as for an empty queue; near the tail it claims from the head", async () => {
     await clearQueue();
     const namespaceId = randomUUID();
     const gone = randomUUID();
     await enqueueDecide(t.db, { workflowId: gone, namespaceId, reason: "orphan" });
-    expect(await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx))).toBeUndefined();
+    expect(await t.db.transaction().execute((trx) => claimAndLockWorkflows(trx, { limit: 4 }))).toEqual([]);
     expect(await pending(gone)).toBeUndefined();
-    expect(await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx))).toBeUndefined();
+    expect(await t.db.transaction().execute((trx) => claimOne(trx))).toBeUndefined();
 
     const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 });
     await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: "only" });
-    expect((await t.db.transaction().execute((trx) => claimAndLockWorkflow(trx, { offset: 5 })))?.workflow.id).toBe(wf.id);
+    expect((await t.db.transaction().execute((trx) => claimOne(trx, 5)))?.workflow.id).toBe(wf.id);
   });
 });
 

@@ -161,61 +161,69 @@ async function claimFrom(
   return rows;
 }
 
+/** A claimed decide request and its workflow's execution row, locked for the rest of the transaction. */
+export interface LockedClaim {
+  reason: string | null;
+  workflow: WorkflowExecutionRow;
+}
+
 /**
- * One evaluation's start in one statement: claims the oldest claimable
- * request (from `offset`, as {@link claimDecideBatch}) by deleting it, and locks
- * its workflow's execution row FOR UPDATE for the rest of the transaction,
- * returning both. Undefined when nothing was claimed — or when the claimed
- * workflow no longer exists (a queue row can outlive an execution whose
- * partition was dropped): its claim is deleted all the same, and the caller
- * ends the batch as if the queue were empty; the next pass goes on.
+ * An evaluation transaction's start in one statement: claims the `limit`
+ * oldest claimable requests (from `offset`, as {@link claimDecideBatch}) by
+ * deleting them, and locks their workflows' execution rows FOR UPDATE for the
+ * rest of the transaction, returning both, oldest request first. Empty when
+ * nothing was claimed. A claim whose workflow no longer exists (a queue row can
+ * outlive an execution whose partition was dropped) is deleted all the same
+ * and returned with none — so an empty answer can also mean "only orphans";
+ * the caller ends its batch as if the queue were empty and the next pass goes on.
  *
- * Invariant 2 holds as with claimDecideBatch then {@link lockWorkflow}: the claim
- * is deleted before any of the workflow's state is read, because that read is
- * the caller's next statement, with a snapshot of its own. The execution row
- * read here is the locked, latest version (a lock that had to wait re-reads the
- * row it waited for). One round trip fewer on every evaluation, four per run
- * of a three-task chain.
+ * Invariant 2 holds as with claimDecideBatch then {@link lockWorkflow}: the claims
+ * are deleted before any of the workflows' state is read, because that read is
+ * the caller's next statement, with a snapshot of its own. The execution rows
+ * read here are the locked, latest versions (a lock that had to wait re-reads
+ * the row it waited for).
  */
-export async function claimAndLockWorkflow(
+export async function claimAndLockWorkflows(
   trx: Transaction<Database>,
-  options: { offset?: number } = {},
-): Promise<{ reason: string | null; workflow: WorkflowExecutionRow } | undefined> {
-  if (!trx.isTransaction) throw new Error("claimAndLockWorkflow must run inside the evaluation's transaction");
-  const { offset = 0 } = options;
+  options: { limit: number; offset?: number },
+): Promise<LockedClaim[]> {
+  if (!trx.isTransaction) throw new Error("claimAndLockWorkflows must run inside the evaluation's transaction");
+  const { limit, offset = 0 } = options;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
   if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`offset must be a non-negative integer, got ${offset}`);
   const attempt = async (from: number) => {
-    const { rows } = await sql<WorkflowExecutionRow & { claimReason: string | null }>`
+    const { rows } = await sql<WorkflowExecutionRow & { claimReason: string | null; claimedAt: string }>`
       WITH "claimable" AS (
         SELECT "workflowId" FROM "DecideQueues"
         WHERE "enqueuedAt" >= ${claimStart(from)}
         ORDER BY "enqueuedAt"
-        -- A parameter, not a literal 1: db/pool.ts prepares only parameterised
-        -- texts, and this statement (every partition of WorkflowExecutions)
-        -- is the dearest to plan of an evaluation's.
-        LIMIT ${1}
+        LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
       ), "claimed" AS (
         DELETE FROM "DecideQueues" AS "q"
         USING "claimable" AS "c"
         WHERE "q"."workflowId" = "c"."workflowId"
-        RETURNING "q"."workflowId", "q"."reason"
+        RETURNING "q"."workflowId", "q"."reason", "q"."enqueuedAt"
       )
-      -- The claimed id as a scalar subquery, not a join: evaluated once, it
-      -- makes the lookup a primary-key probe per partition whatever the
+      -- The claimed ids as an array subquery, not a join: evaluated once, it
+      -- makes the lookup primary-key probes per partition whatever the
       -- statistics say (a join was planned as a hash join over every row of
       -- a freshly created, not yet analysed partition).
-      SELECT "w".*, (SELECT "reason" FROM "claimed") AS "claimReason"
+      SELECT "w".*,
+        (SELECT "reason" FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimReason",
+        (SELECT to_char("enqueuedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') FROM "claimed"
+          WHERE "claimed"."workflowId" = "w"."id") AS "claimedAt"
       FROM "WorkflowExecutions" AS "w"
-      WHERE "w"."id" = (SELECT "workflowId" FROM "claimed")
+      WHERE "w"."id" = ANY(ARRAY(SELECT "workflowId" FROM "claimed"))
       FOR UPDATE OF "w"`.execute(trx);
-    return rows[0];
+    return rows;
   };
-  // Near the tail the stretch from `offset` is empty: claim from the head (our own deleted row is invisible to it).
-  const row = (await attempt(offset)) ?? (offset > 0 ? await attempt(0) : undefined);
-  if (row === undefined) return undefined;
-  const { claimReason, ...workflow } = row;
-  return { reason: claimReason, workflow };
+  // Near the tail the stretch from `offset` is empty: claim from the head (our own deleted rows are invisible to it).
+  let rows = await attempt(offset);
+  if (rows.length === 0 && offset > 0) rows = await attempt(0);
+  // Oldest request first: fixed-width UTC text keeps the microseconds and sorts as time does.
+  rows.sort((a, b) => (a.claimedAt < b.claimedAt ? -1 : a.claimedAt > b.claimedAt ? 1 : 0));
+  return rows.map(({ claimReason, claimedAt: _claimedAt, ...workflow }) => ({ reason: claimReason, workflow }));
 }
 
 /** Where a claim starts looking: the head, or the row `offset` places in (a plain, non-locking read; past the tail, the head). */

@@ -10,7 +10,9 @@ import {
   frontierStatement,
   insertTasks,
   loadFrontier,
+  loadFrontiers,
   loadLatestByRefs,
+  loadLatestByRefsOf,
   transitionTask,
 } from "./task-executions";
 
@@ -92,6 +94,30 @@ describe("loadFrontier / loadLatestByRefs", () => {
       ["b", 0, 0],
     ]);
     expect(await loadLatestByRefs(t.db, wf, [])).toEqual([]);
+  });
+
+  it("loads several workflows' frontiers and latest rows in one statement each, by workflow", async () => {
+    const [one, two, none] = [randomUUID(), randomUUID(), randomUUID()];
+    await insertTasks(t.db, [
+      row(one, "a", { status: "IN_PROGRESS" }),
+      row(one, "b", { status: "COMPLETED", endedAt: ended, deciderSeenAt: ended }),
+      row(two, "a", { status: "COMPLETED", endedAt: ended }),
+      row(two, "a", { attempt: 1, status: "COMPLETED", endedAt: ended, deciderSeenAt: ended }),
+    ]);
+    const frontiers = await loadFrontiers(t.db, [one, two, none]);
+    const refs = (rows: readonly { refName: string; attempt: number }[] | undefined) => rows?.map((r) => `${r.refName}.${r.attempt}`).sort();
+    expect(refs(frontiers.get(one))).toEqual(["a.0"]);
+    expect(refs(frontiers.get(two))).toEqual(["a.0"]);
+    expect(frontiers.get(none)).toEqual([]);
+    const latest = await loadLatestByRefsOf(t.db, [
+      { workflowId: one, refs: ["a", "b"] },
+      { workflowId: two, refs: ["a", "missing"] },
+      { workflowId: none, refs: [] },
+    ]);
+    expect(refs(latest.get(one))).toEqual(["a.0", "b.0"]);
+    expect(refs(latest.get(two))).toEqual(["a.1"]);
+    expect(latest.get(none)).toEqual([]);
+    expect(await loadFrontiers(t.db, [])).toEqual(new Map());
   });
 });
 

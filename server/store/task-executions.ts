@@ -38,20 +38,39 @@ export async function loadFrontier(db: Executor, workflowId: string): Promise<Ta
   return rows;
 }
 
+/**
+ * The frontiers of several workflows in one statement, by workflow id (every
+ * id has an entry, empty when it has no frontier): an evaluation transaction
+ * that claimed several workflows reads them in one round trip. `= ANY` of a
+ * parameter prunes no partition, so each branch probes its partial index in
+ * all sixteen — still a fraction of a round trip per workflow.
+ */
+export async function loadFrontiers(db: Executor, workflowIds: readonly string[]): Promise<Map<string, TaskExecutionRow[]>> {
+  const byWorkflow = new Map<string, TaskExecutionRow[]>(workflowIds.map((id) => [id, []]));
+  if (workflowIds.length === 0) return byWorkflow;
+  const { rows } = await frontierWhere(sql`"t"."workflowId" = ANY(${[...workflowIds]}::uuid[])`).execute(db);
+  for (const row of rows) byWorkflow.get(row.workflowId)?.push(row);
+  return byWorkflow;
+}
+
 /** loadFrontier's statement; exported for the plan test. */
 export function frontierStatement(workflowId: string): RawBuilder<TaskExecutionRow> {
+  return frontierWhere(sql`"t"."workflowId" = ${workflowId}::uuid`);
+}
+
+function frontierWhere(workflows: RawBuilder<unknown>): RawBuilder<TaskExecutionRow> {
   // UNION ALL: no sort or hash over whole rows, so each branch is a plain scan
   // of its partial index. The second branch's extra status test makes the two
   // disjoint by construction (a non-terminal row can never also match it) and
   // still implies the unprocessed index's predicate.
   return sql<TaskExecutionRow>`
     SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
-    WHERE "t"."workflowId" = ${workflowId}::uuid
+    WHERE ${workflows}
       AND "t"."status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
                                'TIMED_OUT', 'CANCELED', 'SKIPPED')
     UNION ALL
     SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
-    WHERE "t"."workflowId" = ${workflowId}::uuid
+    WHERE ${workflows}
       AND "t"."endedAt" IS NOT NULL AND "t"."deciderSeenAt" IS NULL
       AND "t"."status" IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
                            'TIMED_OUT', 'CANCELED', 'SKIPPED')`;
@@ -69,16 +88,33 @@ export async function loadLatestByRefs(
   workflowId: string,
   refs: readonly string[],
 ): Promise<TaskExecutionRow[]> {
-  if (refs.length === 0) return [];
+  return (await loadLatestByRefsOf(db, [{ workflowId, refs }])).get(workflowId) ?? [];
+}
+
+/**
+ * {@link loadLatestByRefs} for several workflows in one statement, by workflow
+ * id (every requested id has an entry): an evaluation transaction that claimed
+ * several workflows reads them in one round trip. Each probe's workflow id
+ * comes from the unnested pair, so Postgres prunes to its partition as it goes
+ * (run-time pruning on the lateral's parameter).
+ */
+export async function loadLatestByRefsOf(
+  db: Executor,
+  requests: ReadonlyArray<{ workflowId: string; refs: readonly string[] }>,
+): Promise<Map<string, TaskExecutionRow[]>> {
+  const byWorkflow = new Map<string, TaskExecutionRow[]>(requests.map((r) => [r.workflowId, []]));
+  const pairs = requests.flatMap((r) => r.refs.map((ref) => [r.workflowId, ref] as const));
+  if (pairs.length === 0) return byWorkflow;
   const { rows } = await sql<TaskExecutionRow>`
-    SELECT "l".* FROM unnest(${[...refs]}::text[]) AS "r"("ref")
+    SELECT "l".* FROM unnest(${pairs.map((p) => p[0])}::uuid[], ${pairs.map((p) => p[1])}::text[]) AS "r"("workflowId", "ref")
     CROSS JOIN LATERAL (
       SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
-      WHERE "t"."workflowId" = ${workflowId}::uuid AND "t"."refName" = "r"."ref"
+      WHERE "t"."workflowId" = "r"."workflowId" AND "t"."refName" = "r"."ref"
       ORDER BY "t"."iteration" DESC, "t"."attempt" DESC
       LIMIT 1
     ) AS "l"`.execute(db);
-  return rows;
+  for (const row of rows) byWorkflow.get(row.workflowId)?.push(row);
+  return byWorkflow;
 }
 
 /** Every column, with a running dynamic fork's input elided (see loadFrontier). */
