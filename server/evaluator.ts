@@ -7,6 +7,7 @@ import type {
   Blueprint,
   Command,
   EvaluationState,
+  ScheduleTaskCommand,
   FiredTimer,
   ScriptEvaluator,
   TaskKey,
@@ -26,8 +27,8 @@ import { decodeTimerReason } from "./timer-poller";
 import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle";
 import { claimAndLockWorkflows, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
-import { enqueueTask, removeQueuedTask } from "./store/task-queues";
-import { insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
+import { removeQueuedTask } from "./store/task-queues";
+import { insertAndEnqueueTasks, insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
 import type { InsertTaskInput } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
 import { finishEvaluation } from "./store/workflow-events";
@@ -456,53 +457,70 @@ async function applyCommands(
     evaluateAgain = `${key.ref} ${status}`;
   };
 
-  for (const c of commands) {
-    switch (c.kind) {
-      case "scheduleTask": {
-        const started = c.status === "IN_PROGRESS";
-        const input = await store(c.input);
-        const created = await insertOne({
-          refName: c.key.ref,
-          iteration: c.key.iteration,
-          attempt: c.key.attempt,
-          taskType: c.taskType,
-          taskDefName: c.taskDefName,
-          queueName: c.queueName ?? null,
-          status: c.status,
-          input: inlineOf(input),
-          inputRef: refOf(input),
-          output: c.output,
-          scheduledAt: now,
-          firstScheduledAt: c.firstScheduledAt === undefined ? null : new Date(c.firstScheduledAt),
-          startedAt: started ? now : null,
-          updatedAt: now,
-          responseTimeoutSeconds: c.policy.responseTimeoutSeconds,
-          timeoutSeconds: c.policy.timeoutSeconds,
-          pollTimeoutSeconds: c.policy.pollTimeoutSeconds,
-          parentRef: c.parentRef ?? null,
-          forkIndex: c.forkIndex ?? null,
-        });
-        if (!created) break; // Scheduled by an earlier evaluation (invariant 5): nothing twice.
-        if (c.executor === "worker" || c.executor === "system") {
-          if (c.queueName === undefined) throw new Error(`scheduleTask ${describe(c.key)}: a ${c.executor} task without queueName`);
-          await enqueueTask(trx, {
-            queueName: c.queueName,
-            taskId: created.id,
-            workflowId,
-            namespaceId,
-            taskType: c.taskType,
-            priority: c.priority,
-            // Visible now: the column's default now() — the transaction's start —
-            // is what enqueueTasks compares to decide whether to NOTIFY; an
-            // app-clock "now" read after BEGIN is always a little later, so no
-            // parked worker would ever be woken (found by runtime.int.test.ts).
-            ...(c.runAt > nowMs ? { visibleAt: new Date(c.runAt) } : {}),
-          });
-        }
-        if (c.taskType === "HUMAN" && started) await openHumanTask(trx, created, c.input, now);
-        events.push({ type: "TASK_SCHEDULED", refName: c.key.ref, taskId: created.id, status: c.status, data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) } });
-        break;
+  /**
+   * A run of consecutive scheduleTask commands, inserted and queued in one
+   * statement when the next other command comes (or at the end), with their
+   * side effects then applied in order: later commands see them exactly as
+   * if each had been inserted on its own.
+   */
+  const scheduled: { command: ScheduleTaskCommand; input: OffloadedPayload }[] = [];
+  const flushScheduled = async (): Promise<void> => {
+    if (scheduled.length === 0) return;
+    const batch = scheduled.splice(0);
+    const rows = batch.map(({ command: c, input }) => {
+      const started = c.status === "IN_PROGRESS";
+      const queued = c.executor === "worker" || c.executor === "system";
+      if (queued && c.queueName === undefined) throw new Error(`scheduleTask ${describe(c.key)}: a ${c.executor} task without queueName`);
+      return {
+        workflowId,
+        namespaceId,
+        refName: c.key.ref,
+        iteration: c.key.iteration,
+        attempt: c.key.attempt,
+        taskType: c.taskType,
+        taskDefName: c.taskDefName,
+        queueName: c.queueName ?? null,
+        status: c.status,
+        input: inlineOf(input),
+        inputRef: refOf(input),
+        output: c.output,
+        scheduledAt: now,
+        firstScheduledAt: c.firstScheduledAt === undefined ? null : new Date(c.firstScheduledAt),
+        startedAt: started ? now : null,
+        updatedAt: now,
+        responseTimeoutSeconds: c.policy.responseTimeoutSeconds,
+        timeoutSeconds: c.policy.timeoutSeconds,
+        pollTimeoutSeconds: c.policy.pollTimeoutSeconds,
+        parentRef: c.parentRef ?? null,
+        forkIndex: c.forkIndex ?? null,
+        // Visible now: the column's default now() — the transaction's start —
+        // is what the enqueue compares to decide whether to NOTIFY; an
+        // app-clock "now" read after BEGIN is always a little later, so no
+        // parked worker would ever be woken (found by runtime.int.test.ts).
+        ...(queued ? { enqueue: { priority: c.priority, ...(c.runAt > nowMs ? { visibleAt: new Date(c.runAt) } : {}) } } : {}),
+      };
+    });
+    const created = new Map((await insertAndEnqueueTasks(trx, rows)).map((row) => [keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt }), row]));
+    for (const { command: c } of batch) {
+      const k = keyText(c.key);
+      const row = created.get(k);
+      // Scheduled by an earlier evaluation (invariant 5): nothing twice.
+      if (!row) {
+        absorbed.add(k);
+        continue;
       }
+      inserted.set(k, row.id);
+      if (c.taskType === "HUMAN" && c.status === "IN_PROGRESS") await openHumanTask(trx, row, c.input, now);
+      events.push({ type: "TASK_SCHEDULED", refName: c.key.ref, taskId: row.id, status: c.status, data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) } });
+    }
+  };
+
+  for (const c of commands) {
+    if (c.kind !== "scheduleTask") await flushScheduled();
+    switch (c.kind) {
+      case "scheduleTask":
+        scheduled.push({ command: c, input: await store(c.input) });
+        break;
       case "completeTask":
       case "failTask": {
         const type = c.kind === "completeTask" ? "TASK_COMPLETED" : "TASK_FAILED";
@@ -732,6 +750,7 @@ async function applyCommands(
       }
     }
   }
+  await flushScheduled();
 
   if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
   // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append are one statement.

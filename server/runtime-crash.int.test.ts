@@ -89,11 +89,15 @@ describe("crash safety", () => {
       ),
     );
     const handled = new Map<string, number>();
-    const handler: TaskHandler = (task) => {
+    const handler: TaskHandler = async (task) => {
       const key = `${task.workflowId}/${task.refName}[${task.iteration}.${task.attempt}]`;
       handled.set(key, (handled.get(key) ?? 0) + 1);
       const input = task.input as { index?: number; prev?: number };
       const n = task.refName === "a" ? Number(input.index) : Number(input.prev) * 10 + 1;
+      // Paced, so the load is still in flight at both kills: at most 8 × 25
+      // tasks a second, where the decider (several workflows a transaction)
+      // and an in-process worker would otherwise finish all 200 in a moment.
+      await new Promise((resolve) => setTimeout(resolve, 40));
       return { status: "COMPLETED", output: { n } };
     };
     const worker = startInTestWorker({ db: workerDb, notifier, namespaceId, queueName, handler, concurrency: 8 });

@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { enqueueTask, leaseTasks } from "./task-queues";
+import pg from "pg";
+import { TASKS_CHANNEL, enqueueTask, leaseTasks } from "./task-queues";
 import { finishEvaluation } from "./workflow-events";
 import {
   TaskReportRefusedError,
   completeTaskFromWorker,
   frontierStatement,
+  insertAndEnqueueTasks,
   insertTasks,
   loadFrontier,
   loadFrontiers,
@@ -45,6 +47,56 @@ describe("insertTasks", () => {
 
   it("refuses a terminal row without endedAt", async () => {
     await expect(insertTasks(t.db, [row(randomUUID(), "a", { status: "SKIPPED" })])).rejects.toThrow(/endedAt/);
+  });
+});
+
+describe("insertAndEnqueueTasks", () => {
+  it("inserts a fork's tasks and queues each one it inserted, in one statement; a repeat queues nothing twice", async () => {
+    const wf = randomUUID();
+    const queueName = `fork_${randomUUID().slice(0, 8)}`;
+    const later = new Date(Date.now() + 3_600_000);
+    const fork = [
+      ...Array.from({ length: 3 }, (_, i) => ({ ...row(wf, `f${i}`, { queueName }), enqueue: { priority: i } })),
+      { ...row(wf, "delayed", { queueName }), enqueue: { priority: 0, visibleAt: later } },
+      row(wf, "noop", { taskType: "NOOP", status: "COMPLETED", endedAt: ended }),
+    ];
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (n) => heard.push(n.payload ?? ""));
+    await listener.query(`LISTEN ${TASKS_CHANNEL}`);
+    const created = await insertAndEnqueueTasks(t.db, fork);
+    expect(created.map((r) => r.refName).sort()).toEqual(["delayed", "f0", "f1", "f2", "noop"]);
+    // Parked pollers of the queue are told once; a queue whose only new row is
+    // not due yet is not (its pollers' re-check finds it when it is).
+    await insertAndEnqueueTasks(t.db, [{ ...row(randomUUID(), "only_later", { queueName: `${queueName}_later` }), enqueue: { priority: 0, visibleAt: later } }]);
+    await listener.query("SELECT 1");
+    await listener.end();
+    expect(heard).toEqual([`${namespaceId}:${queueName}`]);
+    const queued = async () =>
+      t.db.selectFrom("TaskQueues").select(["taskId", "priority", "visibleAt", "taskType"]).where("workflowId", "=", wf).execute();
+    const byTask = new Map(created.map((r) => [r.id, r.refName]));
+    const rows = await queued();
+    expect(rows.map((q) => [byTask.get(q.taskId), q.priority, q.taskType]).sort()).toEqual([
+      ["delayed", 0, "SIMPLE"],
+      ["f0", 0, "SIMPLE"],
+      ["f1", 1, "SIMPLE"],
+      ["f2", 2, "SIMPLE"],
+    ]);
+    expect(rows.find((q) => byTask.get(q.taskId) === "delayed")?.visibleAt.getTime()).toBe(later.getTime());
+
+    // Invariant 5: the same identities again insert nothing and queue nothing.
+    expect(await insertAndEnqueueTasks(t.db, fork)).toEqual([]);
+    expect(await queued()).toHaveLength(4);
+    // The leases see the due ones only.
+    const leased = await leaseTasks(t.db, { namespaceId, queueName, count: 10, owner: "w", leaseSeconds: 30 });
+    expect(leased.map((l) => l.task.refName).sort()).toEqual(["f0", "f1", "f2"]);
+  });
+
+  it("refuses a task to queue without a queue name, before writing anything", async () => {
+    const wf = randomUUID();
+    await expect(insertAndEnqueueTasks(t.db, [{ ...row(wf, "x"), enqueue: { priority: 0 } }])).rejects.toThrow(/no queueName/);
+    expect(await loadFrontier(t.db, wf)).toEqual([]);
   });
 });
 

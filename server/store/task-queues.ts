@@ -35,7 +35,8 @@ export function taskAvailableKey(namespaceId: string, queueName: string): string
   return `${namespaceId}:${queueName}`;
 }
 
-function notifyExpression(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
+/** The `node_flow_tasks` notification for a queue, as an SQL expression (for statements that enqueue). */
+export function taskAvailableNotify(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`pg_notify(${TASKS_CHANNEL}, ${namespaceId}::text || ':' || ${queueName})`;
 }
 
@@ -116,7 +117,7 @@ export async function enqueueTasks(db: Executor, entries: readonly EnqueueTaskIn
     // poller's re-check. Notified at commit, which comes later still, a woken
     // poller finds it visible; in the rare case it does not, it parks again.
     .select(
-      sql<null>`CASE WHEN "visibleAt" <= now() + interval '1 second' THEN ${notifyExpression(sql.ref("namespaceId"), sql.ref("queueName"))} END`.as(
+      sql<null>`CASE WHEN "visibleAt" <= now() + interval '1 second' THEN ${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))} END`.as(
         "notified",
       ),
     )
@@ -491,7 +492,7 @@ async function returnToQueue(
     .where("leaseOwner", "=", input.owner)
     .returning(
       visibleNow
-        ? sql<null>`${notifyExpression(sql.ref("namespaceId"), sql.ref("queueName"))}`.as("notified")
+        ? sql<null>`${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))}`.as("notified")
         : sql<null>`NULL`.as("notified"),
     )
     .executeTakeFirst();
@@ -588,7 +589,7 @@ export async function requeueExpiredLeases(
       AND "q"."id" = "e"."id"
     RETURNING "q"."namespaceId", "q"."queueName", "q"."taskId", "q"."workflowId",
       OLD."leaseOwner" AS "previousOwner", OLD."leaseExpiresAt" AS "leaseExpiredAt",
-      ${notifyExpression(sql`"q"."namespaceId"`, sql`"q"."queueName"`)} AS "notified"`.execute(db);
+      ${taskAvailableNotify(sql`"q"."namespaceId"`, sql`"q"."queueName"`)} AS "notified"`.execute(db);
   const tasks = rows.map(({ namespaceId, queueName, taskId, workflowId, previousOwner, leaseExpiredAt }) => ({
     namespaceId,
     queueName,
