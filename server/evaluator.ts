@@ -77,6 +77,8 @@ export interface EvaluateBatchOptions {
   /** Workflows to evaluate at most, 1 to 1000. */
   limit: number;
   offset?: number;
+  /** Told each time a claim came back full: more may be waiting than this batch takes (runners.ts opens another lane). */
+  onBacklog?: () => void;
 }
 
 /** A compare-and-set matched no row: roll the evaluation back (which restores its claim: the re-enqueue). */
@@ -133,6 +135,7 @@ export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchO
       continue;
     }
     evaluated += claimed;
+    if (claimed === WORKFLOWS_PER_TRANSACTION) options.onBacklog?.();
     // Fewer than asked for: the queue is drained (or the rest is another
     // lane's), and one more claim would only find that out at the price of a
     // transaction.

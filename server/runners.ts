@@ -97,18 +97,23 @@ const partitionsLoop = loop("partitions", (deps) => {
 const DECIDE_BATCH = 50;
 
 /**
- * Evaluations in flight at once in one decider process, each in its own
- * transaction on its own connection, claiming with SKIP LOCKED exactly as
- * separate decider processes would (decide-queues.ts): two lanes never claim
- * one workflow, and the workflow row lock serialises anything else.
+ * Evaluation transactions in flight at once in one decider process at most,
+ * each on its own connection, claiming with SKIP LOCKED exactly as separate
+ * decider processes would (decide-queues.ts): two lanes never claim one
+ * workflow, and the workflow row lock serialises anything else.
  *
- * Why: an evaluation is a dozen round trips to Postgres and little CPU, so one
+ * Why: an evaluation is a few round trips to Postgres and little CPU, so one
  * lane leaves the decider waiting on the network most of the time; the
  * sidecar's profile was over 90% idle while the decide queue grew. Measured
  * with nf bench (node web, 4 workers, 25 runs/s, machine at load 17-22 from
  * other work), back to back: one lane, decide lag p50 0.56-2.6 s, p99 2.8-4.1
  * s, up to 44-68 runs waiting for a decision; four lanes, p50 0.22 s, p99 1.6
  * s, at most 34 waiting. CPU per run unchanged.
+ *
+ * A pass starts with one lane and opens another only when a lane's claim came
+ * back full — more is waiting than one transaction takes. Opening all four at
+ * once cost a quiet queue three claims that found nothing (a transaction
+ * each) on every pass.
  */
 const DECIDE_LANES = 4;
 
@@ -123,18 +128,47 @@ const decideLoop = loop("decide", (deps) => {
     // the interval is what bounds a missed notification (invariant 7).
     intervalMs: interval(deps, "decide", 250),
     batchSize: perLane * lanes,
-    // One pass = every lane's batch; the pass ends when all lanes have, so
+    // One pass = every lane it opened; the pass ends when all lanes have, so
     // passes still never overlap. A lane that fails does not cut the others
     // short: their evaluations commit, and the first error is the pass's.
-    run: async () => {
-      if (lanes === 1) return evaluateBatch(evaluator, { limit: DECIDE_BATCH });
-      const results = await Promise.allSettled(Array.from({ length: lanes }, () => evaluateBatch(evaluator, { limit: perLane })));
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) throw failed.reason;
-      return results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value : 0), 0);
-    },
+    run: () => runLanes(lanes, (onBacklog) => evaluateBatch(evaluator, { limit: perLane, onBacklog })),
   };
 });
+
+/**
+ * Runs `lane` once, and once more (up to `max` at a time) each time a running
+ * lane reports a backlog; resolves with their summed counts when all have
+ * ended. A lane that fails does not cut the others short: theirs is counted,
+ * and the first failure rejects once all have ended.
+ */
+export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<number>): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let open = 0;
+    let total = 0;
+    let failure: { error: unknown } | undefined;
+    const openLane = (): void => {
+      open++;
+      const onBacklog = () => {
+        if (open < max) openLane();
+      };
+      lane(onBacklog)
+        .then(
+          (count) => {
+            total += count;
+          },
+          (error: unknown) => {
+            failure ??= { error };
+          },
+        )
+        .finally(() => {
+          if (--open > 0) return;
+          if (failure) reject(failure.error instanceof Error ? failure.error : new Error(String(failure.error)));
+          else resolve(total);
+        });
+    };
+    openLane();
+  });
+}
 
 const TIMER_BATCH = 200;
 
