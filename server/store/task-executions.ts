@@ -42,14 +42,19 @@ export async function loadFrontier(db: Executor, workflowId: string): Promise<Ta
 /**
  * The frontiers of several workflows in one statement, by workflow id (every
  * id has an entry, empty when it has no frontier): an evaluation transaction
- * that claimed several workflows reads them in one round trip. `= ANY` of a
- * parameter prunes no partition, so each branch probes its partial index in
- * all sixteen — still a fraction of a round trip per workflow.
+ * that claimed several workflows reads them in one round trip. Each workflow's
+ * branches run as a LATERAL over the unnested ids, so Postgres prunes to the
+ * workflow's partition on each (run-time pruning on the lateral's parameter).
+ * `"workflowId" = ANY($ids)` instead prunes nothing and scanned both partial
+ * indexes of all sixteen partitions: 1.0 ms a call in the closed-loop bench,
+ * against 0.1 ms for the same pattern here in loadLatestByRefsOf.
  */
 export async function loadFrontiers(db: Executor, workflowIds: readonly string[]): Promise<Map<string, TaskExecutionRow[]>> {
   const byWorkflow = new Map<string, TaskExecutionRow[]>(workflowIds.map((id) => [id, []]));
   if (workflowIds.length === 0) return byWorkflow;
-  const { rows } = await frontierWhere(sql`"t"."workflowId" = ANY(${[...workflowIds]}::uuid[])`).execute(db);
+  const { rows } = await sql<TaskExecutionRow>`
+    SELECT "f".* FROM unnest(${[...workflowIds]}::uuid[]) AS "w"("id")
+    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`)}) AS "f"`.execute(db);
   for (const row of rows) byWorkflow.get(row.workflowId)?.push(row);
   return byWorkflow;
 }
