@@ -402,6 +402,40 @@ describe("QueueGateCache", () => {
     expect(await new QueueGateCache(0).get(t.db, ns, "later")).toMatchObject({ concurrentExecLimit: 2 });
   });
 
+  it("never hands a caller another caller's read that is still waiting: a report's transaction reads with its own connection", async () => {
+    const ns = await namespace();
+    await define(ns, "busy", { concurrentExecLimit: 3 });
+    const cached = new QueueGateCache(60_000);
+    // A pool whose one connection is taken: a read through it waits for as long as the holder likes.
+    const exhausted = createDb(t.url, { max: 1 });
+    let letGo = () => {};
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    const holder = exhausted.transaction().execute(() => released);
+    try {
+      const waiting = cached.get(exhausted, ns, "busy");
+      // The report's read, in its transaction on another connection, must not wait behind it.
+      const own = await t.db.transaction().execute((trx) => cached.get(trx, ns, "busy"));
+      expect(own).toMatchObject({ concurrentExecLimit: 3 });
+      letGo();
+      expect(await waiting).toMatchObject({ concurrentExecLimit: 3 });
+    } finally {
+      letGo();
+      await holder;
+      await exhausted.destroy();
+    }
+  });
+
+  it("does not keep a read that began before an invalidation", async () => {
+    const ns = await namespace();
+    await define(ns, "moving", { concurrentExecLimit: 1 });
+    const cached = new QueueGateCache(60_000);
+    const stale = cached.get(t.db, ns, "moving");
+    cached.invalidate(ns, "moving");
+    await define(ns, "moving", { concurrentExecLimit: 4 });
+    await stale;
+    expect(await cached.get(t.db, ns, "moving")).toMatchObject({ concurrentExecLimit: 4 });
+  });
+
   it("does not keep a failed read", async () => {
     const ns = await namespace();
     const cached = new QueueGateCache(60_000);

@@ -43,41 +43,50 @@ export const GATE_CACHE_TTL_MS = 5000;
  * this process may still lease a newly gated queue ungated (over-admitting a
  * little), or hold back a queue whose gates were just lifted.
  *
- * Concurrent misses for one queue share one query. An invalidation during
- * that query drops it from the cache (the next lease reads again), so an older
- * read never outlives an invalidation.
+ * Only a read that has finished is shared. Concurrent misses for one queue
+ * each read with their own executor: a worker's report asks inside its
+ * transaction, which by then holds the workflow's decide row, and handing it
+ * a read still waiting for a pool connection — one a long poll began on the
+ * pool while every connection was queued behind that very row lock — stalled
+ * the web process for good (found by nf bench's 30,000-task workflow, whose
+ * completions all wait on one decide row). A miss costs one indexed read per
+ * caller at most once per TTL. An invalidation during a read keeps that read
+ * out of the cache, so an older read never outlives an invalidation.
  */
 export class QueueGateCache {
-  private readonly entries = new Map<string, { expiresAt: number; gates: Promise<QueueGates | null> }>();
+  private readonly entries = new Map<string, { expiresAt: number; gates: QueueGates | null }>();
+  /** Bumped by every invalidation, so a read that began before one is not cached after it. */
+  private generation = 0;
 
   constructor(
     private readonly ttlMs = GATE_CACHE_TTL_MS,
     private readonly maxEntries = 10_000,
   ) {}
 
-  get(db: Executor, namespaceId: string, queueName: string): Promise<QueueGates | null> {
+  async get(db: Executor, namespaceId: string, queueName: string): Promise<QueueGates | null> {
     const key = cacheKey(namespaceId, queueName);
-    const now = performance.now();
     const hit = this.entries.get(key);
-    if (hit && hit.expiresAt > now) return hit.gates;
-    // Bounded by dropping everything, not by LRU: it only happens on installs
-    // with more live queues than maxEntries, and costs one query per queue.
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    const entry = { expiresAt: now + this.ttlMs, gates: getQueueGates(db, namespaceId, queueName) };
-    this.entries.set(key, entry);
-    // A failed read is not cached: the next lease asks again.
-    entry.gates.catch(() => {
-      if (this.entries.get(key) === entry) this.entries.delete(key);
-    });
-    return entry.gates;
+    if (hit && hit.expiresAt > performance.now()) return hit.gates;
+    const generation = this.generation;
+    // A failed read throws here and is not cached: the next lease asks again.
+    const gates = await getQueueGates(db, namespaceId, queueName);
+    if (generation === this.generation) {
+      // Bounded by dropping everything, not by LRU: it only happens on installs
+      // with more live queues than maxEntries, and costs one query per queue.
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+      this.entries.set(key, { expiresAt: performance.now() + this.ttlMs, gates });
+    }
+    return gates;
   }
 
   /** Forget one queue's gates (after changing its definition in this process). */
   invalidate(namespaceId: string, queueName: string): void {
+    this.generation++;
     this.entries.delete(cacheKey(namespaceId, queueName));
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
   }
 }
