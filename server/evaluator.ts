@@ -64,7 +64,7 @@ import type { NewWorkflowEventInput } from "./store/workflow-events";
  * to a rollback; at the queue depths the bench reaches (30-60) eight already
  * leaves the claim and loads a small share of a transaction.
  */
-export const WORKFLOWS_PER_TRANSACTION = 8;
+const WORKFLOWS_PER_TRANSACTION = 8;
 
 export interface EvaluatorDeps {
   db: Kysely<Database>;

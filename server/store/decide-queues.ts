@@ -46,24 +46,20 @@ export interface EnqueueDecideInput {
  * completion would otherwise be pushed to the back of the queue each time and
  * could starve behind quieter ones.
  */
+export async function enqueueDecide(db: Executor, input: EnqueueDecideInput): Promise<void> {
+  await enqueueDecidesFrom(sql`VALUES (${input.workflowId}::uuid, ${input.namespaceId}::uuid, ${input.reason})`).execute(db);
+}
+
 /**
  * {@link enqueueDecide} as a data-modifying statement for a larger one (a
  * worker's completion enqueues in the statement that ends the task): one
  * request per row of `rows`, a query yielding "workflowId", "namespaceId" and
- * "reason". The same ON CONFLICT … DO UPDATE, for the same reason.
+ * "reason". The one home of the ON CONFLICT … DO UPDATE above.
  */
 export function enqueueDecidesFrom(rows: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "reason")
     ${rows}
     ON CONFLICT ("workflowId") DO UPDATE SET "reason" = "excluded"."reason"`;
-}
-
-export async function enqueueDecide(db: Executor, input: EnqueueDecideInput): Promise<void> {
-  await db
-    .insertInto("DecideQueues")
-    .values({ workflowId: input.workflowId, namespaceId: input.namespaceId, reason: input.reason })
-    .onConflict((oc) => oc.column("workflowId").doUpdateSet((eb) => ({ reason: eb.ref("excluded.reason") })))
-    .execute();
 }
 
 export interface ClaimDecideBatchOptions {
@@ -140,29 +136,41 @@ async function claimFrom(
   // The start key comes from a plain (non-locking) read, so the rows before it
   // stay claimable by other deciders; an offset past the tail starts at the head.
   const start = claimStart(offset);
-  // A CTE with a locking clause is never inlined, so the LIMIT applies once and
-  // the DELETE removes exactly the rows this statement locked. Plan: Limit →
-  // LockRows → Index Scan on "DecideQueues_enqueued_idx".
-  // "enqueuedAt" goes back as text: it only orders the batch, and text keeps its
-  // microseconds (a JS Date would tie rows enqueued within one millisecond).
+  // "enqueuedAt" goes back as text: it only orders the batch.
   const { rows } = await sql<{ workflowId: string; enqueuedAt: string }>`
-    WITH "claimable" AS (
+    WITH ${claimedCte(start, limit)}
+    SELECT "workflowId", ${enqueuedAtText} AS "enqueuedAt" FROM "claimed"`.execute(trx);
+  return rows;
+}
+
+/**
+ * `"claimable", "claimed"`: the CTEs of a claim — lock up to `limit` requests
+ * from `start` on, oldest first, skipping any another claimer holds, and
+ * delete exactly those ("claimed" returns their "workflowId", "reason" and
+ * "enqueuedAt"). A CTE with a locking clause is never inlined, so the LIMIT
+ * applies once and the DELETE removes exactly the rows this statement locked.
+ * Plan: Limit → LockRows → Index Scan on "DecideQueues_enqueued_idx".
+ */
+function claimedCte(start: RawBuilder<unknown>, limit: number): RawBuilder<unknown> {
+  return sql`"claimable" AS (
       SELECT "workflowId" FROM "DecideQueues"
       WHERE "enqueuedAt" >= ${start}
       ORDER BY "enqueuedAt"
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
-    )
-    DELETE FROM "DecideQueues" AS "q"
-    USING "claimable" AS "c"
-    WHERE "q"."workflowId" = "c"."workflowId"
-    RETURNING "q"."workflowId",
-              to_char("q"."enqueuedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS "enqueuedAt"`.execute(trx);
-  return rows;
+    ), "claimed" AS (
+      DELETE FROM "DecideQueues" AS "q"
+      USING "claimable" AS "c"
+      WHERE "q"."workflowId" = "c"."workflowId"
+      RETURNING "q"."workflowId", "q"."reason", "q"."enqueuedAt"
+    )`;
 }
 
+/** "enqueuedAt" as fixed-width UTC text: it keeps the microseconds (a JS Date would tie rows enqueued within one millisecond) and sorts as time does. */
+const enqueuedAtText = sql`to_char("enqueuedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
+
 /** A claimed decide request and its workflow's execution row, locked for the rest of the transaction. */
-export interface LockedClaim {
+interface LockedClaim {
   reason: string | null;
   workflow: WorkflowExecutionRow;
 }
@@ -193,26 +201,14 @@ export async function claimAndLockWorkflows(
   if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`offset must be a non-negative integer, got ${offset}`);
   const attempt = async (from: number) => {
     const { rows } = await sql<WorkflowExecutionRow & { claimReason: string | null; claimedAt: string }>`
-      WITH "claimable" AS (
-        SELECT "workflowId" FROM "DecideQueues"
-        WHERE "enqueuedAt" >= ${claimStart(from)}
-        ORDER BY "enqueuedAt"
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      ), "claimed" AS (
-        DELETE FROM "DecideQueues" AS "q"
-        USING "claimable" AS "c"
-        WHERE "q"."workflowId" = "c"."workflowId"
-        RETURNING "q"."workflowId", "q"."reason", "q"."enqueuedAt"
-      )
+      WITH ${claimedCte(claimStart(from), limit)}
       -- The claimed ids as an array subquery, not a join: evaluated once, it
       -- makes the lookup primary-key probes per partition whatever the
       -- statistics say (a join was planned as a hash join over every row of
       -- a freshly created, not yet analysed partition).
       SELECT "w".*,
         (SELECT "reason" FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimReason",
-        (SELECT to_char("enqueuedAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') FROM "claimed"
-          WHERE "claimed"."workflowId" = "w"."id") AS "claimedAt"
+        (SELECT ${enqueuedAtText} FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimedAt"
       FROM "WorkflowExecutions" AS "w"
       WHERE "w"."id" = ANY(ARRAY(SELECT "workflowId" FROM "claimed"))
       FOR UPDATE OF "w"`.execute(trx);
@@ -221,7 +217,7 @@ export async function claimAndLockWorkflows(
   // Near the tail the stretch from `offset` is empty: claim from the head (our own deleted rows are invisible to it).
   let rows = await attempt(offset);
   if (rows.length === 0 && offset > 0) rows = await attempt(0);
-  // Oldest request first: fixed-width UTC text keeps the microseconds and sorts as time does.
+  // Oldest request first.
   rows.sort((a, b) => (a.claimedAt < b.claimedAt ? -1 : a.claimedAt > b.claimedAt ? 1 : 0));
   return rows.map(({ claimReason, claimedAt: _claimedAt, ...workflow }) => ({ reason: claimReason, workflow }));
 }

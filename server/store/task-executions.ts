@@ -5,7 +5,7 @@ import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
 import { enqueueDecidesFrom } from "./decide-queues";
 import { taskGateRelease } from "./semaphores";
-import { taskAvailableNotify } from "./task-queues";
+import { notifyIfDue } from "./task-queues";
 
 /**
  * TaskExecutions: the decider's reads (frontier, latest row per ref) and writes
@@ -211,13 +211,9 @@ export async function insertAndEnqueueTasks(
       ON CONFLICT ("queueName", "taskId") DO NOTHING
       RETURNING "namespaceId", "queueName", "visibleAt"
     )
-    -- The notify as enqueueTasks words it (why "due" allows a second is
-    -- there); an uncorrelated scalar subquery, so it runs once, and only when
+    -- An uncorrelated scalar subquery, so it runs once, and only when
     -- something was inserted.
-    SELECT "inserted".*, (
-      SELECT count(CASE WHEN "visibleAt" <= now() + interval '1 second' THEN ${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))} END)
-      FROM "queued"
-    ) AS "notified"
+    SELECT "inserted".*, (SELECT count(${notifyIfDue}) FROM "queued") AS "notified"
     FROM "inserted"`.execute(db);
   return created.map(({ notified: _notified, ...row }) => row);
 }

@@ -35,10 +35,24 @@ export function taskAvailableKey(namespaceId: string, queueName: string): string
   return `${namespaceId}:${queueName}`;
 }
 
-/** The `node_flow_tasks` notification for a queue, as an SQL expression (for statements that enqueue). */
-export function taskAvailableNotify(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
+function taskAvailableNotify(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`pg_notify(${TASKS_CHANNEL}, ${namespaceId}::text || ':' || ${queueName})`;
 }
+
+/**
+ * For a statement that has just queued a row: the `node_flow_tasks`
+ * notification of its queue when the row is due now, over the row's
+ * "namespaceId", "queueName" and "visibleAt" columns. A row delayed by a retry
+ * or start delay wakes nobody: the pollers' periodic re-check picks it up once
+ * it is due. "Due now" allows a second: the evaluator stamps "visibleAt" from
+ * the application's clock after its transaction began, so a task scheduled for
+ * at once is a few milliseconds after now() (the transaction's start) and,
+ * compared strictly, was never announced — every step then waited out a
+ * poller's re-check. Notified at commit, which comes later still, a woken
+ * poller finds it visible; in the rare case it does not, it parks again.
+ */
+export const notifyIfDue = sql<null>`CASE WHEN "visibleAt" <= now() + interval '1 second'
+  THEN ${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))} END`;
 
 /**
  * Tells parked pollers of `queueName` that work may be there. Issued on the
@@ -108,19 +122,8 @@ export async function enqueueTasks(db: Executor, entries: readonly EnqueueTaskIn
     .selectFrom("inserted")
     .selectAll()
     // A SELECT-only CTE that nothing reads is never run, so the notify must be in
-    // the outer select list. A row delayed by a retry or start delay wakes
-    // nobody: the pollers' periodic re-check picks it up once it is due. "Due
-    // now" allows a second: the evaluator stamps "visibleAt" from the
-    // application's clock after its transaction began, so a task scheduled for
-    // at once is a few milliseconds after now() (the transaction's start) and,
-    // compared strictly, was never announced — every step then waited out a
-    // poller's re-check. Notified at commit, which comes later still, a woken
-    // poller finds it visible; in the rare case it does not, it parks again.
-    .select(
-      sql<null>`CASE WHEN "visibleAt" <= now() + interval '1 second' THEN ${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))} END`.as(
-        "notified",
-      ),
-    )
+    // the outer select list.
+    .select(notifyIfDue.as("notified"))
     .execute();
   return rows.map(({ notified: _notified, ...row }) => row);
 }
