@@ -452,10 +452,14 @@ describe("statuses agree with the engine", () => {
     return [...definitionSql.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1] ?? "").sort();
   }
 
-  it("the frontier index excludes exactly the engine's terminal task statuses", async () => {
+  it("only a terminal task can be marked seen: the pending index's premise, a CHECK naming exactly the terminal statuses", async () => {
     const { rows } = await sql<{ def: string }>`
-      SELECT pg_get_indexdef('"TaskExecutions_frontier_idx"'::regclass) AS "def"`.execute(handle.db);
+      SELECT pg_get_constraintdef(oid) AS "def" FROM pg_constraint
+      WHERE conname = 'TaskExecutions_seen_only_when_terminal_check'`.execute(handle.db);
     expect(quotedLiterals(rows[0]?.def ?? "")).toEqual([...TERMINAL_TASK_STATUSES].sort());
+    const { rows: index } = await sql<{ def: string }>`
+      SELECT pg_get_indexdef('"TaskExecutions_pending_idx"'::regclass) AS "def"`.execute(handle.db);
+    expect(index[0]?.def).toMatch(/WHERE \("deciderSeenAt" IS NULL\)$/);
   });
 
   it("the status CHECK constraints allow exactly the engine's statuses", async () => {
@@ -463,7 +467,7 @@ describe("statuses agree with the engine", () => {
       SELECT c.conrelid::regclass::text AS "table", pg_get_constraintdef(c.oid) AS "def"
       FROM pg_constraint c
       WHERE c.contype = 'c' AND c.conrelid IN ('"WorkflowExecutions"'::regclass, '"TaskExecutions"'::regclass)
-        AND pg_get_constraintdef(c.oid) LIKE '%status%'`.execute(handle.db);
+        AND pg_get_constraintdef(c.oid) LIKE '%status%' AND c.conname <> 'TaskExecutions_seen_only_when_terminal_check'`.execute(handle.db);
     const byTable = new Map(rows.map((r) => [r.table, r.def]));
     expect(quotedLiterals(byTable.get('"WorkflowExecutions"') ?? "")).toEqual([...WORKFLOW_STATUSES].sort());
     expect(quotedLiterals(byTable.get('"TaskExecutions"') ?? "")).toEqual([...TASK_STATUSES].sort());

@@ -133,8 +133,8 @@ export interface FiredTimer {
 export interface EvaluationState {
   workflow: WorkflowSnapshot;
   /**
-   * Every non-terminal task (`TaskExecutions_frontier_idx`), plus every
-   * terminal task with `seen: false` (`TaskExecutions_unprocessed_idx`):
+   * Every non-terminal task, plus every terminal task with `seen: false`
+   * (together, `TaskExecutions_pending_idx`):
    * the rows this evaluation must react to.
    *
    * A running (IN_PROGRESS) FORK_JOIN_DYNAMIC row may be given with `input:

@@ -26,7 +26,7 @@ import { SSE_HEARTBEAT, Waker, sseMessage } from "./sse";
  * a trigger or a second write, on a path tuned at thousands of leases a
  * second and being optimised on another branch — the stream re-reads the
  * run's frontier every LIVE_REREAD_MS while the run is live: one probe of
- * "TaskExecutions_frontier_idx" (a partial index holding only in-flight rows,
+ * "TaskExecutions_pending_idx" (a partial index holding only in-flight rows,
  * in one hash partition), paid only for runs someone is watching, and only
  * when that viewer's stream has room. The snapshot is sent when it differs
  * from the last one sent, so an idle run costs reads, not traffic.

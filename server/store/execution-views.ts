@@ -97,9 +97,9 @@ export interface FrontierTaskRow {
 }
 
 /**
- * The run's non-terminal tasks, through "TaskExecutions_frontier_idx" (its
+ * The run's non-terminal tasks, through "TaskExecutions_pending_idx" (its
  * predicate spelled exactly as the index's, so the planner uses it): the
- * index holds only in-flight work, so this costs a handful of index entries
+ * index holds only in-flight and not yet decided work, so this costs a handful of index entries
  * however long the run's history. Capped: a dynamic fork of thousands
  * in flight would otherwise make every snapshot that big.
  */
@@ -107,7 +107,7 @@ export async function loadFrontierSnapshot(db: Executor, workflowId: string, lim
   const { rows } = await sql<FrontierTaskRow>`
     SELECT "id", "refName", "iteration", "attempt", "status", "startedAt", "workerId", "pollCount"
     FROM "TaskExecutions"
-    WHERE "workflowId" = ${workflowId}::uuid
+    WHERE "workflowId" = ${workflowId}::uuid AND "deciderSeenAt" IS NULL
       AND "status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
                            'TIMED_OUT', 'CANCELED', 'SKIPPED')
     ORDER BY "id"

@@ -96,7 +96,7 @@ export async function countSeenSuccessfulForkInstances(
 
 /**
  * Clears the decider's watermark on terminal rows (invariant 4): the next
- * evaluation finds them in "TaskExecutions_unprocessed_idx" and reacts to them
+ * evaluation finds them in "TaskExecutions_pending_idx" and reacts to them
  * again, exactly as to a fresh completion. Returns the ids cleared.
  */
 export async function markUnseen(db: Executor, workflowId: string, taskIds: readonly string[], now: Date): Promise<string[]> {

@@ -53,7 +53,7 @@ export interface FindStuckWorkflowsResult {
  * - a DecideQueues row (an evaluation is pending, or running right now: the
  *   decider's claim deletes the row in a transaction that has not committed,
  *   so this statement still sees it), or
- * - a non-terminal task ("TaskExecutions_frontier_idx") that something other
+ * - a non-terminal task ("TaskExecutions_pending_idx") that something other
  *   than the decider will end: a worker or the system-task runner (SCHEDULED,
  *   IN_PROGRESS), a timer (WAIT, a delayed start or retry), a person (HUMAN), a
  *   child workflow (SUB_WORKFLOW). Its ending enqueues a decide. Not DO_WHILE
@@ -104,8 +104,8 @@ export function findStuckWorkflowsStatement(
       ? sql``
       : sql`AND "startedAt" >= ${after.startedAt}::timestamptz
             AND ("startedAt", "id") > (${after.startedAt}::timestamptz, ${after.id}::uuid)`;
-  // The frontier predicate is spelled exactly as 0002 defines
-  // "TaskExecutions_frontier_idx": the planner uses a partial index only for a
+  // The pending predicate is spelled exactly as 0012 defines
+  // "TaskExecutions_pending_idx": the planner uses a partial index only for a
   // query whose predicate implies the index's, and literal repetition is the
   // form it always recognises.
   return sql<{ workflowId: string; namespaceId: string; startedAt: string; stuck: boolean }>`
@@ -122,7 +122,7 @@ export function findStuckWorkflowsStatement(
         AND NOT EXISTS (SELECT 1 FROM "DecideQueues" AS "d" WHERE "d"."workflowId" = "p"."id")
         AND NOT EXISTS (
           SELECT 1 FROM "TaskExecutions" AS "t"
-          WHERE "t"."workflowId" = "p"."id"
+          WHERE "t"."workflowId" = "p"."id" AND "t"."deciderSeenAt" IS NULL
             AND "t"."status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
                                      'TIMED_OUT', 'CANCELED', 'SKIPPED')
             AND "t"."taskType" NOT IN ('DO_WHILE', 'FORK_JOIN_DYNAMIC'))

@@ -22,12 +22,11 @@ type Executor = Kysely<Database>;
 
 /**
  * The frontier (DESIGN.md invariant 6): every non-terminal task, plus every
- * terminal task the decider has not reacted to ("deciderSeenAt" IS NULL,
- * invariant 4). Two branches, each spelling its partial index's predicate
- * exactly as 0002_engine.sql defines it — the planner only uses a partial
- * index whose predicate the query implies, and literal repetition is the one
- * form it always recognises ("TaskExecutions_frontier_idx" and
- * "TaskExecutions_unprocessed_idx").
+ * terminal task the decider has not reacted to (invariant 4) — together, every
+ * row with "deciderSeenAt" NULL, since only an ended task is ever marked seen
+ * (a CHECK on the table). One scan of "TaskExecutions_pending_idx", whose
+ * predicate the query spells exactly as 0012 defines it: the planner uses a
+ * partial index only for a query that implies its predicate.
  *
  * A running FORK_JOIN_DYNAMIC row comes back with `input` {} and no inputRef:
  * its input holds one entry per instance, decide reads only its output
@@ -43,9 +42,9 @@ export async function loadFrontier(db: Executor, workflowId: string): Promise<Ta
  * The frontiers of several workflows in one statement, by workflow id (every
  * id has an entry, empty when it has no frontier): an evaluation transaction
  * that claimed several workflows reads them in one round trip. Each workflow's
- * branches run as a LATERAL over the unnested ids, so Postgres prunes to the
+ * scan runs as a LATERAL over the unnested ids, so Postgres prunes to the
  * workflow's partition on each (run-time pruning on the lateral's parameter).
- * `"workflowId" = ANY($ids)` instead prunes nothing and scanned both partial
+ * `"workflowId" = ANY($ids)` instead prunes nothing and scanned the partial
  * indexes of all sixteen partitions: 1.0 ms a call in the closed-loop bench,
  * against 0.1 ms for the same pattern here in loadLatestByRefsOf.
  */
@@ -65,21 +64,9 @@ export function frontierStatement(workflowId: string): RawBuilder<TaskExecutionR
 }
 
 function frontierWhere(workflows: RawBuilder<unknown>): RawBuilder<TaskExecutionRow> {
-  // UNION ALL: no sort or hash over whole rows, so each branch is a plain scan
-  // of its partial index. The second branch's extra status test makes the two
-  // disjoint by construction (a non-terminal row can never also match it) and
-  // still implies the unprocessed index's predicate.
   return sql<TaskExecutionRow>`
     SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
-    WHERE ${workflows}
-      AND "t"."status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
-                               'TIMED_OUT', 'CANCELED', 'SKIPPED')
-    UNION ALL
-    SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
-    WHERE ${workflows}
-      AND "t"."endedAt" IS NOT NULL AND "t"."deciderSeenAt" IS NULL
-      AND "t"."status" IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
-                           'TIMED_OUT', 'CANCELED', 'SKIPPED')`;
+    WHERE ${workflows} AND "t"."deciderSeenAt" IS NULL`;
 }
 
 /**
@@ -326,7 +313,7 @@ export class TaskReportRefusedError extends Error {
  *
  * A refusal throws {@link TaskReportRefusedError}, which rolls the queue-row
  * delete back. The row is left with "deciderSeenAt" NULL: the next evaluation
- * finds it in "TaskExecutions_unprocessed_idx" and reacts.
+ * finds it in "TaskExecutions_pending_idx" and reacts.
  */
 export async function completeTaskFromWorker(
   db: Executor,
