@@ -10,7 +10,8 @@
 import path from "node:path";
 import { createDb } from "../db/pool";
 import { FilesystemBlobStore } from "../server/blob-store";
-import { Notifier, TASKS_CHANNEL } from "../server/notifier";
+import { apiKeyCache } from "../server/auth/api-key-cache";
+import { CREDENTIALS_CHANNEL, Notifier, TASKS_CHANNEL } from "../server/notifier";
 import type { RestDeps } from "../server/rest/define-route";
 import { serverAuth } from "../server/rest/rest-deps";
 import { serveRest } from "../server/rest/testing/serve-rest";
@@ -23,7 +24,12 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const db = createDb(url, { max: Number(process.env.NODE_FLOW_DB_POOL_SIZE ?? "10"), applicationName: "node-flow-web" });
-  const notifier = new Notifier({ connectionString: url, applicationName: "node-flow-web-notifier", channels: [TASKS_CHANNEL] });
+  const notifier = new Notifier({
+    connectionString: url,
+    applicationName: "node-flow-web-notifier",
+    channels: [TASKS_CHANNEL, CREDENTIALS_CHANNEL],
+  });
+  apiKeyCache.attach(notifier);
   void notifier.start();
   const deps: RestDeps = {
     db,

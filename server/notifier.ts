@@ -41,9 +41,20 @@ export const DECIDE_WAKE_KEY = "wake";
 /** Raised by the "HumanTasks_notify" trigger (migration 0010) when an inbox row is created or changes; payload "namespaceId:id:status". */
 export const INBOX_CHANNEL = "node_flow_inbox";
 
-export type NotifierChannel = typeof TASKS_CHANNEL | typeof WORKFLOW_EVENTS_CHANNEL | typeof DECIDE_CHANNEL | typeof INBOX_CHANNEL;
+/**
+ * Raised by the "credentials_changed" triggers (migration 0013) when an API key, a user or a service account
+ * changes in a way authentication must see; payload "changed". The web process's ApiKeyCache empties on it.
+ */
+export const CREDENTIALS_CHANNEL = "node_flow_credentials";
 
-const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL, INBOX_CHANNEL];
+export type NotifierChannel =
+  | typeof TASKS_CHANNEL
+  | typeof WORKFLOW_EVENTS_CHANNEL
+  | typeof DECIDE_CHANNEL
+  | typeof INBOX_CHANNEL
+  | typeof CREDENTIALS_CHANNEL;
+
+const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL, INBOX_CHANNEL, CREDENTIALS_CHANNEL];
 
 /**
  * The waiter key a payload is routed by: the whole "namespaceId:queueName" for

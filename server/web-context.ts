@@ -7,7 +7,8 @@ import { loadConfig } from "./config";
 import type { Config } from "./config";
 import { createLogger } from "./logger";
 import type { Logger } from "./logger";
-import { INBOX_CHANNEL, Notifier, TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL } from "./notifier";
+import { apiKeyCache } from "./auth/api-key-cache";
+import { CREDENTIALS_CHANNEL, INBOX_CHANNEL, Notifier, TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL } from "./notifier";
 
 export interface WebContext {
   config: Config;
@@ -41,6 +42,7 @@ export function getWebContext(): WebContext {
     const logger = createLogger({ level: config.logLevel, base: { process: "web" } });
     const blobs = new FilesystemBlobStore({ root: path.join(config.dataDir, "blobs") });
     let notifier: Notifier | undefined;
+    let detachKeyCache: (() => void) | undefined;
     holder.__nodeFlowWebContext = {
       config,
       db,
@@ -50,14 +52,15 @@ export function getWebContext(): WebContext {
         if (!config.notifications) return null;
         if (notifier === undefined) {
           // Only what the web process waits for: task availability (long-polls)
-          // workflow events (live streams) and inbox changes (the inbox stream);
-          // never the deciders' wake-ups.
+          // workflow events (live streams), inbox changes (the inbox stream) and
+          // credential changes (the API-key cache); never the deciders' wake-ups.
           notifier = new Notifier({
             connectionString: config.databaseUrl,
             applicationName: "node-flow-web-notifier",
             logger,
-            channels: [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, INBOX_CHANNEL],
+            channels: [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, INBOX_CHANNEL, CREDENTIALS_CHANNEL],
           });
+          detachKeyCache = apiKeyCache.attach(notifier);
           // Not awaited: a waiter works before the LISTEN is up (and if it
           // never comes up) on its own timeout, and start() retries by itself.
           void notifier.start();
@@ -65,6 +68,7 @@ export function getWebContext(): WebContext {
         return notifier;
       },
       close: async () => {
+        detachKeyCache?.();
         await notifier?.close();
         await db.destroy();
       },

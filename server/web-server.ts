@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     server.once("error", reject);
     server.listen(port, hostname, () => resolve());
   });
+  // Listen from the start rather than at the first long poll: the API-key cache is used only while it hears changes.
+  getWebContext().notifier();
   console.log(`web ready on http://${hostname}:${port}`);
 
   let stopping = false;

@@ -3,7 +3,6 @@ import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { AuditActorType, Database, ServiceAccountRow } from "../../db/schema";
 import {
-  findApiKeyByPrefix,
   getApiKey,
   insertApiKey,
   listApiKeyRows,
@@ -14,6 +13,7 @@ import type { ApiKeyCredentialRow, ApiKeyRecord, ApiKeyStatus } from "../store/a
 import { appendAuditEvent } from "../store/audit-events";
 import { getServiceAccount, insertServiceAccount, listServiceAccountRows, markServiceAccountDisabled } from "../store/service-accounts";
 import { findUserById } from "../store/users";
+import { apiKeyCache } from "./api-key-cache";
 import { IdentityError } from "./identity-error";
 import { API_KEY_SCOPES } from "./principal";
 import type { ApiKeyScope, Principal } from "./principal";
@@ -119,12 +119,14 @@ export function parseBearer(header: string | null): string | null {
  * learns nothing about which keys exist.
  *
  * The lookup by prefix is not constant-time, and need not be: the prefix is
- * public. The secret is compared only as a hash, with timingSafeEqual.
+ * public. The secret is compared only as a hash, with timingSafeEqual. The
+ * row comes from the process's ApiKeyCache when it is listening for changes
+ * (api-key-cache.ts: a revocation still bites within milliseconds).
  */
 export async function authenticateApiKey(db: Executor, presentedKey: string): Promise<(Principal & { kind: "apiKey" }) | null> {
   const parsed = parseApiKey(presentedKey);
   if (parsed === null) return null;
-  const row = await findApiKeyByPrefix(db, parsed.prefix);
+  const row = await apiKeyCache.find(db, parsed.prefix);
   if (row === undefined) return null;
   if (!hashesEqual(hashApiKey(presentedKey), row.keyHash)) return null;
   return activeKeyPrincipal(db, row);
@@ -141,7 +143,7 @@ export async function authenticateApiKeyReference(
   db: Executor,
   reference: { prefix: string; apiKeyId: string },
 ): Promise<(Principal & { kind: "apiKey" }) | null> {
-  const row = await findApiKeyByPrefix(db, reference.prefix);
+  const row = await apiKeyCache.find(db, reference.prefix);
   if (row === undefined || row.id !== reference.apiKeyId) return null;
   return activeKeyPrincipal(db, row);
 }

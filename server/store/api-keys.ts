@@ -91,6 +91,8 @@ export interface ApiKeyCredentialRow {
   userId: string | null;
   serviceAccountId: string | null;
   revoked: boolean;
+  /** When the key stops working, or null; `expired` is the test of it against the database's clock at the read. */
+  expiresAt: Date | null;
   expired: boolean;
   /** The owning user or service account exists (in the key's namespace) and is not disabled. */
   ownerActive: boolean;
@@ -118,6 +120,7 @@ export async function findApiKeyByPrefix(db: Executor, prefix: string): Promise<
       "k.userId",
       "k.serviceAccountId",
       sql<boolean>`"k"."revokedAt" IS NOT NULL`.as("revoked"),
+      "k.expiresAt",
       sql<boolean>`"k"."expiresAt" IS NOT NULL AND "k"."expiresAt" <= now()`.as("expired"),
       sql<boolean>`("k"."userId" IS NULL OR ("u"."id" IS NOT NULL AND "u"."disabledAt" IS NULL))
         AND ("k"."serviceAccountId" IS NULL OR ("sa"."id" IS NOT NULL AND "sa"."disabledAt" IS NULL))`.as("ownerActive"),
