@@ -561,11 +561,16 @@ interface DbSnapshot {
   walBytes: bigint;
   /** Full-page images written to the WAL (pg_stat_wal, cluster-wide): the first change of a page after a checkpoint logs the whole page. */
   walFpi: number;
-  /** Updates of TaskExecutions rows, and how many of them were HOT (no index touched, pg_stat_user_tables). */
-  taskUpdates: number;
-  taskHotUpdates: number;
+  /** Updates of TaskExecutions and WorkflowExecutions rows, and how many were HOT (no index touched; pg_stat_user_tables). */
+  updates: Record<HotTable, { all: number; hot: number }>;
   /** The next transaction id to be assigned. */
   nextXid: bigint;
+}
+
+type HotTable = "task" | "run";
+
+function hotPercent(before: { all: number; hot: number }, after: { all: number; hot: number }): number {
+  return after.all > before.all ? (100 * (after.hot - before.hot)) / (after.all - before.all) : Number.NaN;
 }
 
 function lsnBytes(lsn: string): bigint {
@@ -576,19 +581,23 @@ function lsnBytes(lsn: string): bigint {
 async function dbSnapshot(db: Db): Promise<DbSnapshot> {
   // Other backends' WAL counters reach pg_stat_wal when they flush their statistics (at most a second late).
   await sql`/* nf-bench */ SELECT pg_stat_force_next_flush()`.execute(db);
-  const { rows } = await sql<{ commits: string; lsn: string; xmax: string; fpi: string; upd: string; hot: string }>`/* nf-bench */ 
+  const { rows } = await sql<{ commits: string; lsn: string; xmax: string; fpi: string; taskUpd: string; taskHot: string; runUpd: string; runHot: string }>`/* nf-bench */ 
     SELECT xact_commit::text AS commits, pg_current_wal_lsn()::text AS lsn, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax,
            (SELECT wal_fpi FROM pg_stat_wal)::text AS fpi,
-           (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'TaskExecutions\_p%')::text AS upd,
-           (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'TaskExecutions\_p%')::text AS hot
+           (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'TaskExecutions\_p%')::text AS "taskUpd",
+           (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'TaskExecutions\_p%')::text AS "taskHot",
+           (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'WorkflowExecutions\_p%')::text AS "runUpd",
+           (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE 'WorkflowExecutions\_p%')::text AS "runHot"
     FROM pg_stat_database WHERE datname = current_database()`.execute(db);
   const row = rows[0]!;
   return {
     commits: Number(row.commits),
     walBytes: lsnBytes(row.lsn),
     walFpi: Number(row.fpi),
-    taskUpdates: Number(row.upd),
-    taskHotUpdates: Number(row.hot),
+    updates: {
+      task: { all: Number(row.taskUpd), hot: Number(row.taskHot) },
+      run: { all: Number(row.runUpd), hot: Number(row.runHot) },
+    },
     nextXid: BigInt(row.xmax),
   };
 }
@@ -727,8 +736,8 @@ export interface PointResult {
   walBytesPerRun: number;
   /** Full-page images per run: WAL that depends on where the checkpoints fell, not on the work. */
   walFpiPerRun: number;
-  /** The share of task-row updates that were HOT, in percent: each one that is not writes an entry into every index. */
-  taskHotUpdatePercent: number;
+  /** The share of task-row and run-row updates that were HOT, in percent: each one that is not writes an entry into every index. */
+  hotUpdatePercent: Record<HotTable, number>;
   cpuPercent: Partial<Record<CpuGroup, number>>;
   /** CPU milliseconds per completed run, per process group: steadier than latency on a shared machine. */
   cpuMsPerRun: Partial<Record<CpuGroup, number>>;
@@ -948,10 +957,10 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
     commitsPerRun: perRun(after.commits - before.commits),
     walBytesPerRun: perRun(Number(after.walBytes - before.walBytes)),
     walFpiPerRun: perRun(after.walFpi - before.walFpi),
-    taskHotUpdatePercent:
-      after.taskUpdates > before.taskUpdates
-        ? (100 * (after.taskHotUpdates - before.taskHotUpdates)) / (after.taskUpdates - before.taskUpdates)
-        : Number.NaN,
+    hotUpdatePercent: {
+      task: hotPercent(before.updates.task, after.updates.task),
+      run: hotPercent(before.updates.run, after.updates.run),
+    },
     cpuPercent,
     cpuMsPerRun: Object.fromEntries(
       Object.entries(cpuPercent).map(([group, percent]) => [group, completedRuns.length > 0 ? (percent * cpuSeconds * 10) / completedRuns.length : Number.NaN]),
@@ -1132,7 +1141,7 @@ const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toF
 export function markdownTable(points: readonly PointResult[]): string {
   const statements = points.some((p) => p.statementsPerRun !== undefined);
   const header = [
-    `| point | offered/s | completed/s | completed | step turnaround p50 / p95 / p99 ms | end-to-end p50 / p99 ms | decide lag p50 / p99 ms | max task q | max decide q | write xacts/run | commits/run | WAL KB/run (full-page images/run, HOT task updates) | CPU % web / sidecar / pg / workers / driver | CPU ms/run web / sidecar / pg / workers |${statements ? " statements/run, exec / plan ms/run |" : ""}`,
+    `| point | offered/s | completed/s | completed | step turnaround p50 / p95 / p99 ms | end-to-end p50 / p99 ms | decide lag p50 / p99 ms | max task q | max decide q | write xacts/run | commits/run | WAL KB/run (full-page images/run; HOT updates, task / run rows) | CPU % web / sidecar / pg / workers / driver | CPU ms/run web / sidecar / pg / workers |${statements ? " statements/run, exec / plan ms/run |" : ""}`,
     `| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |${statements ? " --- |" : ""}`,
   ];
   const rows = points.map((p) =>
@@ -1148,7 +1157,7 @@ export function markdownTable(points: readonly PointResult[]): string {
       String(p.maxDecideQueue),
       fixed(p.writeTransactionsPerRun),
       fixed(p.commitsPerRun),
-      `${fixed(p.walBytesPerRun / 1024)} (${fixed(p.walFpiPerRun)}, ${fixed(p.taskHotUpdatePercent, 0)}%)`,
+      `${fixed(p.walBytesPerRun / 1024)} (${fixed(p.walFpiPerRun)}; ${fixed(p.hotUpdatePercent.task, 0)}% / ${fixed(p.hotUpdatePercent.run, 0)}%)`,
       CPU_GROUPS.map((g) => (p.cpuPercent[g] === undefined ? "–" : fixed(p.cpuPercent[g], 0))).join(" / "),
       (["web", "sidecar", "postgres", "workers"] as const).map((g) => (p.cpuMsPerRun[g] === undefined ? "–" : fixed(p.cpuMsPerRun[g], 1))).join(" / "),
       ...(statements ? [p.statementsPerRun ? `${fixed(p.statementsPerRun.calls, 0)}, ${fixed(p.statementsPerRun.execMs, 1)} / ${fixed(p.statementsPerRun.planMs, 1)}` : "–"] : []),

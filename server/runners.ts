@@ -11,6 +11,7 @@ import { relayOutboxBatch } from "./outbox-relay";
 import type { JqTransform } from "./sandbox/jq-transform";
 import { prunePublishedOutboxEvents } from "./store/outbox-events";
 import { PartitionManager } from "./store/partition-manager";
+import { analyzeNewPartitions } from "./store/planner-statistics";
 import { pruneRateLimitBuckets } from "./store/rate-limits";
 import { deleteExpiredSessions } from "./store/sessions";
 import { expireSemaphoreHolders } from "./store/semaphores";
@@ -66,7 +67,8 @@ export type LoopName =
   | "outbox-prune"
   | "semaphores"
   | "rate-limits"
-  | "sessions";
+  | "sessions"
+  | "planner-statistics";
 
 type LoopFactory = ((deps: RunnerDeps) => Omit<BackgroundRunnerOptions, "logger" | "sleep" | "random" | "onPass">) & { loop: LoopName };
 
@@ -261,6 +263,13 @@ const sessionsLoop = loop("sessions", (deps) => ({
   run: () => deleteExpiredSessions(deps.db),
 }));
 
+const plannerStatisticsLoop = loop("planner-statistics", (deps) => ({
+  // A partition's first statistics, within seconds of its first hundreds of rows (store/planner-statistics.ts).
+  intervalMs: interval(deps, "planner-statistics", 10_000),
+  batchSize: 4,
+  run: async () => (await analyzeNewPartitions(deps.db, { minChanges: 200, limit: 4 })).length,
+}));
+
 /**
  * Which loops each role holds; adding a loop is one entry here. A loop listed
  * under two roles runs once per process (deduplicated by name), since two copies
@@ -283,6 +292,7 @@ const LOOPS_BY_ROLE: Record<Role, readonly LoopFactory[]> = {
     semaphoresLoop,
     rateLimitsLoop,
     sessionsLoop,
+    plannerStatisticsLoop,
   ],
 };
 
