@@ -608,12 +608,16 @@ interface StatementTotals {
   planMs: number;
 }
 
-/** The server's statements (the bench's own are tagged and left out), since the last reset. */
+/**
+ * The server's statements (the bench's own are tagged and left out), since the
+ * last reset: the top-level ones, each a round trip from a client (BEGIN and
+ * COMMIT included); a function's own statements count within its call.
+ */
 async function statementTotals(db: Db): Promise<StatementTotals> {
   const { rows } = await sql<StatementTotals>`/* nf-bench */
     SELECT coalesce(sum(calls), 0)::float8 AS calls, coalesce(sum(total_exec_time), 0)::float8 AS "execMs", coalesce(sum(total_plan_time), 0)::float8 AS "planMs"
     FROM pg_stat_statements
-    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%nf-bench%'`.execute(db);
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel AND query NOT LIKE '%nf-bench%'`.execute(db);
   return rows[0]!;
 }
 
@@ -1182,6 +1186,8 @@ function largeText(large: LargeResult | undefined): string[] {
 
 interface StatementCost {
   calls: number;
+  /** Times planned: a prepared statement's generic plan is made once per connection until an invalidation. */
+  plans: number;
   execMs: number;
   planMs: number;
   rows: number;
@@ -1190,7 +1196,7 @@ interface StatementCost {
 
 async function topStatements(db: Db): Promise<StatementCost[]> {
   const { rows } = await sql<StatementCost>`/* nf-bench */ 
-    SELECT calls::int AS calls, total_exec_time AS "execMs", total_plan_time AS "planMs", rows::int AS rows,
+    SELECT calls::int AS calls, plans::int AS plans, total_exec_time AS "execMs", total_plan_time AS "planMs", rows::int AS rows,
            regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query
     FROM pg_stat_statements
     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%nf-bench%'
@@ -1204,9 +1210,9 @@ function statementsText(statements: readonly StatementCost[]): string[] {
     "",
     "## Costliest statements (pg_stat_statements, whole run)",
     "",
-    "| calls | exec ms total | plan ms total | exec+plan µs/call | statement |",
-    "| ---: | ---: | ---: | ---: | --- |",
-    ...statements.map((s) => `| ${s.calls} | ${fixed(s.execMs, 0)} | ${fixed(s.planMs, 0)} | ${fixed(((s.execMs + s.planMs) / Math.max(1, s.calls)) * 1000, 0)} | \`${s.query.slice(0, 160).replace(/\|/g, "\\|")}\` |`),
+    "| calls | plans | exec ms total | plan ms total | exec+plan µs/call | statement |",
+    "| ---: | ---: | ---: | ---: | ---: | --- |",
+    ...statements.map((s) => `| ${s.calls} | ${s.plans} | ${fixed(s.execMs, 0)} | ${fixed(s.planMs, 0)} | ${fixed(((s.execMs + s.planMs) / Math.max(1, s.calls)) * 1000, 0)} | \`${s.query.slice(0, 160).replace(/\|/g, "\\|")}\` |`),
   ];
 }
 

@@ -1,11 +1,14 @@
+import { sql } from "kysely";
 import type { Transaction } from "kysely";
 import type { Db } from "../db/pool";
 import type { Database, TaskExecutionRow, TaskStatus } from "../db/schema";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
-import { TaskReportRefusedError, completeTaskFromWorker } from "./store/task-executions";
+import { json } from "../db/json";
+import { TaskReportRefusedError, completeTaskFromWorker, reportRefusal } from "./store/task-executions";
 import type { WorkerFinalStatus } from "./store/task-executions";
-import type { LeasedTask } from "./store/task-queues";
+import { leasedTaskColumns, toLeasedTask } from "./store/task-queues";
+import type { LeasedTask, LeasedTaskRow } from "./store/task-queues";
 import { leaseGatedTasks } from "./task-gates";
 
 /**
@@ -19,11 +22,13 @@ import { leaseGatedTasks } from "./task-gates";
  * 3. one transaction ends the task (compare-and-set from IN_PROGRESS, held by
  *    `workerId` when given), deletes its queue row, enqueues a decide, and runs
  *    the caller's `inTransaction` writes (an EVENT's outbox row) — all or none.
- *
- * 4. with `next`, the same transaction then leases up to `next.count` more
- *    tasks of the finished task's queue to the same worker, through the
- *    queue's gates as a poll would: a busy worker's poll rides on its report,
- *    one HTTP request and one transaction where there were two of each.
+ *    Without `inTransaction` that transaction is one statement, the SQL
+ *    function "nf_report_task" (migration 0014): one round trip;
+ * 4. with `next`, the same statement then leases up to `next.count` more tasks
+ *    of the finished task's queue to the same worker: a busy worker's poll
+ *    rides on its report, one HTTP request and one round trip where there were
+ *    two requests and eight round trips. A queue with gates is leased through
+ *    them as a poll would, in a transaction of its own after the completion.
  *
  * A refused report (not found, not held, already ended) rolled back, so its
  * blob is referenced by nothing and is deleted here. A NUL in the output is
@@ -81,47 +86,107 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
   // the outcome unknown, and a blob a committed row points at must never be
   // deleted — leaking it is the right failure (payload-offload.ts).
   let reachedCommit = false;
+  const completion = {
+    namespaceId: input.namespaceId,
+    workflowId: input.workflowId,
+    taskId: input.taskId,
+    status: input.status,
+    output: outputRef === null ? checked.value : {},
+    outputRef,
+    reason: input.reason ?? null,
+    workerId: input.workerId,
+    now: input.now,
+  };
   try {
-    const task = await deps.db.transaction().execute(async (trx) => {
-      const result = await completeTaskFromWorker(trx, {
-        namespaceId: input.namespaceId,
-        workflowId: input.workflowId,
-        taskId: input.taskId,
-        status: input.status,
-        output: outputRef === null ? checked.value : {},
-        outputRef,
-        reason: input.reason ?? null,
-        workerId: input.workerId,
-        now: input.now,
-      });
-      // completeTaskFromWorker throws its refusals inside a transaction.
+    if (!input.inTransaction) {
+      // One statement that commits on its own: a refusal rolled it back, but
+      // after any other error (a lost connection) the outcome is unknown.
+      reachedCommit = true;
+      const reported = await reportInOneStatement(deps.db, { ...completion, next: input.workerId === undefined ? undefined : input.next });
+      if (!reported.ok) {
+        if (outputRef !== null) await deps.blobs.delete(outputRef).catch(() => undefined);
+        return refused(reported.result);
+      }
+      return { ok: true, task: reported.task, outputRef, leased: reported.leased };
+    }
+    const reported = await deps.db.transaction().execute(async (trx) => {
+      const result = await completeTaskFromWorker(trx, completion);
+      // In a transaction a refusal is thrown; this narrows the type.
       if (!result.ok) throw new TaskReportRefusedError(result);
       await input.inTransaction?.(trx, result.task);
       const queueName = result.task.queueName;
       const leased =
         input.next && input.workerId !== undefined && queueName !== null
-          ? (
-              await leaseGatedTasks(trx, {
-                namespaceId: input.namespaceId,
-                queueName,
-                count: input.next.count,
-                leaseSeconds: input.next.leaseSeconds,
-                owner: input.workerId,
-              })
-            ).leased
+          ? (await leaseGatedTasks(trx, { namespaceId: input.namespaceId, queueName, ...input.next, owner: input.workerId })).leased
           : [];
       reachedCommit = true;
       return { task: result.task, leased };
     });
-    return { ok: true, task: task.task, outputRef, leased: task.leased };
+    return { ok: true, task: reported.task, outputRef, leased: reported.leased };
   } catch (error) {
-    if (outputRef !== null && !reachedCommit) await deps.blobs.delete(outputRef).catch(() => undefined);
-    if (error instanceof TaskReportRefusedError) {
-      const { error: code, status } = error.result;
-      return { ok: false, error: code, status, message: refusalMessage(code, status) };
-    }
+    const refusal = error instanceof TaskReportRefusedError ? error.result : undefined;
+    if (outputRef !== null && (refusal !== undefined || !reachedCommit)) await deps.blobs.delete(outputRef).catch(() => undefined);
+    if (refusal !== undefined) return refused(refusal);
     throw error;
   }
+
+  function refused({ error: code, status }: { error: "not_found" | "not_in_progress" | "not_held"; status?: TaskStatus }): ReportTaskResultOutcome {
+    return { ok: false, error: code, status, message: refusalMessage(code, status) };
+  }
+}
+
+/**
+ * The report as one call of "nf_report_task" (migration 0014): the completion,
+ * then — with `next` — the next lease of the same queue, one round trip where
+ * a transaction of the two took six. A queue with gates (rate limit,
+ * concurrency limit, semaphore) is not leased there: its lease takes the gates'
+ * lock and accounting (task-gates.ts), so it follows in a transaction of its
+ * own, after the completion committed.
+ */
+async function reportInOneStatement(
+  db: Db,
+  input: Parameters<typeof completeTaskFromWorker>[1] & { next?: { count: number; leaseSeconds: number } },
+): Promise<{ ok: true; task: TaskExecutionRow; leased: LeasedTask[] } | { ok: false; result: NonNullable<ReturnType<typeof reportRefusal>> }> {
+  const next = input.next;
+  let rows: (LeasedTaskRow & { gated: boolean | null })[];
+  try {
+    ({ rows } = await sql<LeasedTaskRow & { gated: boolean | null }>`
+      SELECT ${leasedTaskColumns}, "l"."gated"
+      FROM "nf_report_task"(${input.namespaceId}::uuid, ${input.workflowId}::uuid, ${input.taskId}::uuid,
+        ${input.status}, ${json(input.output ?? {})}::jsonb, ${input.outputRef ?? null}, ${input.reason ?? null},
+        ${input.workerId ?? null}, ${input.now ?? null}::timestamptz, ${next?.count ?? 0}::int,
+        ${next?.leaseSeconds ?? 0}::double precision) AS "l"`.execute(db));
+  } catch (error) {
+    const result = reportRefusal(error);
+    if (result === undefined) throw error;
+    return { ok: false, result };
+  }
+  const [ended, ...leasedRows] = rows;
+  const { gated, ...endedRow } = ended!;
+  const task = withoutQueueColumns(endedRow);
+  let leased = leasedRows.map(({ gated: _gated, ...row }) => toLeasedTask(row));
+  if (next && gated && input.workerId !== undefined && task.queueName !== null) {
+    // The completion has committed: a lease that fails now must not turn the
+    // report into an error the worker would retry into a refusal. It gets no
+    // task, and its next poll meets the same failure with its own error.
+    leased = await leaseGatedTasks(db, {
+      namespaceId: input.namespaceId,
+      queueName: task.queueName,
+      count: next.count,
+      leaseSeconds: next.leaseSeconds,
+      owner: input.workerId,
+    }).then(
+      (result) => result.leased,
+      () => [],
+    );
+  }
+  return { ok: true, task, leased };
+}
+
+function withoutQueueColumns(row: LeasedTaskRow): TaskExecutionRow {
+  const task: Record<string, unknown> = { ...row };
+  for (const key of Object.keys(task)) if (key.startsWith("queue.")) delete task[key];
+  return task as TaskExecutionRow;
 }
 
 function refusalMessage(code: "not_found" | "not_in_progress" | "not_held", status: TaskStatus | undefined): string {

@@ -20,7 +20,7 @@ const LOGGED_TASKS = 20;
 /**
  * One pass of the lease sweeper: requeues up to `limit` tasks whose lease has
  * expired — the worker died, hung, or stopped heartbeating for longer than the
- * task's responseTimeoutSeconds (task-queues.ts, startLeasedTasks) — visible at
+ * task's responseTimeoutSeconds (task-queues.ts, leaseTasks) — visible at
  * once and announced to parked polls. Returns how many, so a full batch runs
  * again at once.
  *

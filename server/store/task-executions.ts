@@ -3,8 +3,6 @@ import type { Kysely, RawBuilder } from "kysely";
 import { json } from "../../db/json";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
-import { enqueueDecidesFrom } from "./decide-queues";
-import { taskGateRelease } from "./semaphores";
 import { notifyIfDue } from "./task-queues";
 
 /**
@@ -281,10 +279,9 @@ export type CompleteTaskFromWorkerResult =
   | { ok: false; error: "not_found" | "not_in_progress" | "not_held"; status?: TaskStatus };
 
 /**
- * A refused report. Thrown inside the transaction so the queue-row delete rolls
- * back with it; called without a transaction, completeTaskFromWorker catches it
- * and returns its `result`; called inside the caller's transaction, it reaches
- * the caller, whose transaction must then roll back.
+ * A refused report inside a caller's transaction: "nf_complete_task" raised,
+ * which aborted the transaction, so it must roll back. Called without a
+ * transaction, completeTaskFromWorker returns the refusal instead.
  */
 export class TaskReportRefusedError extends Error {
   override name = "TaskReportRefusedError";
@@ -300,79 +297,40 @@ export class TaskReportRefusedError extends Error {
  * transaction, so the decide cannot be lost nor announce a change that rolled
  * back (invariants 2 and 3).
  *
- * Two statements, where there were five (read the task, delete its queue row,
- * end it, release its gates, enqueue the decide), because every statement is a
- * round trip that costs both processes CPU however little it does:
- * 1. read the task and delete its queue row, the row's queue name coming from
- *    the task row (it never changes once written). The queue row is the first
- *    row this transaction locks and the task row the second — the order a
- *    lease takes them (task-queues.ts) — or a concurrent lease of the same
- *    task (after the sweeper requeued it) and this report could deadlock;
- * 2. end the task, and only when that matched, release its gates and enqueue
- *    the decide (data-modifying CTEs guarded by the update's RETURNING).
- *
- * A refusal throws {@link TaskReportRefusedError}, which rolls the queue-row
- * delete back. The row is left with "deciderSeenAt" NULL: the next evaluation
- * finds it in "TaskExecutions_pending_idx" and reacts.
+ * One statement: the SQL function "nf_complete_task" (migration 0014), which
+ * deletes the queue row first — the order a lease locks them (task-queues.ts),
+ * or a concurrent lease of the same task (after the sweeper requeued it) and
+ * this report could deadlock — then ends the task and, only when that matched,
+ * releases its gates and enqueues the decide. A refusal is raised there
+ * (SQLSTATE NFREF), which rolls the queue-row delete back. The row is left with
+ * "deciderSeenAt" NULL: the next evaluation finds it in
+ * "TaskExecutions_pending_idx" and reacts.
  */
 export async function completeTaskFromWorker(
   db: Executor,
   input: CompleteTaskFromWorkerInput,
 ): Promise<CompleteTaskFromWorkerResult> {
-  if (!db.isTransaction) {
-    return db
-      .transaction()
-      .execute((trx) => completeTaskFromWorker(trx, input))
-      .catch((error: unknown) => {
-        if (error instanceof TaskReportRefusedError) return error.result;
-        throw error;
-      });
+  try {
+    const { rows } = await sql<TaskExecutionRow>`
+      SELECT * FROM "nf_complete_task"(${input.namespaceId}::uuid, ${input.workflowId}::uuid, ${input.taskId}::uuid,
+        ${input.status}, ${json(input.output ?? {})}::jsonb, ${input.outputRef ?? null}, ${input.reason ?? null},
+        ${input.workerId ?? null}, ${input.now ?? null}::timestamptz) `.execute(db);
+    return { ok: true, task: rows[0]! };
+  } catch (error) {
+    const refusal = reportRefusal(error);
+    if (refusal === undefined) throw error;
+    // In a caller's transaction the error has aborted it: throw, so it rolls back.
+    if (db.isTransaction) throw new TaskReportRefusedError(refusal);
+    return refusal;
   }
-  const { workflowId, taskId, namespaceId } = input;
-  const { rows: found } = await sql<{ queueName: string | null }>`
-    WITH "task" AS (
-      SELECT "queueName" FROM "TaskExecutions"
-      WHERE "workflowId" = ${workflowId}::uuid AND "id" = ${taskId}::uuid AND "namespaceId" = ${namespaceId}::uuid
-    ), "dequeued" AS (
-      -- The queue name as a scalar subquery, not a join: evaluated once before
-      -- the delete runs, it prunes the delete to its one partition, where a join
-      -- against "task" was planned as a scan of all eight.
-      DELETE FROM "TaskQueues"
-      WHERE "queueName" = (SELECT "queueName" FROM "task") AND "taskId" = ${taskId}::uuid AND "namespaceId" = ${namespaceId}::uuid
-    )
-    SELECT "queueName" FROM "task"`.execute(db);
-  const task = found[0];
-  if (!task) throw new TaskReportRefusedError({ ok: false, error: "not_found" });
+}
 
-  const now = input.now ?? new Date();
-  const release = taskGateRelease({ namespaceId, taskId, queueName: task.queueName }, sql`EXISTS (SELECT 1 FROM "ended")`);
-  const { rows: ended } = await sql<TaskExecutionRow>`
-    WITH "ended" AS (
-      UPDATE "TaskExecutions"
-      SET "status" = ${input.status}, "output" = ${json(input.output ?? {})}::jsonb, "outputRef" = ${input.outputRef ?? null},
-          "reasonForIncompletion" = ${input.reason ?? null}, "endedAt" = ${now}, "updatedAt" = ${now}, "deciderSeenAt" = NULL
-      WHERE "workflowId" = ${workflowId}::uuid AND "id" = ${taskId}::uuid AND "namespaceId" = ${namespaceId}::uuid
-        AND "status" = 'IN_PROGRESS'
-        ${input.workerId === undefined ? sql`` : sql`AND "workerId" = ${input.workerId}`}
-      RETURNING *
-    ), ${release.ctes}, "decide" AS (
-      ${enqueueDecidesFrom(sql`SELECT "workflowId", "namespaceId", 'task ' || "refName" || ' ' || "status" AS "reason" FROM "ended"`)}
-    )
-    SELECT "ended".*, ${release.woken} AS "woken" FROM "ended"`.execute(db);
-  const row = ended[0];
-  if (!row) {
-    // Refused: say why from the row as it is now (it may have moved since the first read).
-    const current = await db
-      .selectFrom("TaskExecutions")
-      .select(["status", "workerId"])
-      .where("workflowId", "=", workflowId)
-      .where("id", "=", taskId)
-      .executeTakeFirst();
-    const error = current?.status === "IN_PROGRESS" ? "not_held" : "not_in_progress";
-    throw new TaskReportRefusedError({ ok: false, error, status: current?.status });
-  }
-  const { woken: _woken, ...endedTask } = row as TaskExecutionRow & { woken: number };
-  return { ok: true, task: endedTask };
+/** The refusal "nf_complete_task" raised (SQLSTATE NFREF; migration 0014), or undefined for any other error. */
+export function reportRefusal(error: unknown): Extract<CompleteTaskFromWorkerResult, { ok: false }> | undefined {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== "NFREF") return undefined;
+  const detail = (error as { detail?: unknown }).detail;
+  const status = typeof detail === "string" && detail !== "" ? (detail as TaskStatus) : undefined;
+  return { ok: false, error: error.message as "not_found" | "not_in_progress" | "not_held", status };
 }
 
 /**

@@ -141,7 +141,7 @@ export interface LeaseTasksInput {
   /**
    * The lease length for a task without a heartbeat window of its own. A task
    * whose row has a positive "responseTimeoutSeconds" is leased for that long
-   * instead, whatever the poll asked for: see {@link startLeasedTasks}.
+   * instead, whatever the poll asked for: see {@link leaseTasks}.
    */
   leaseSeconds: number;
   /** Recorded as "leaseOwner" and the task's "workerId"; renew/ack/release must present it. */
@@ -157,218 +157,98 @@ export interface LeasedTask {
 }
 
 /**
- * The queue half of a lease: picks and locks up to `count` rows, one
- * statement; {@link startLeasedTasks} then stamps the lease. Exported for the
- * plan test only; call {@link leaseTasks}.
- *
- * - An ordered scan of "TaskQueues_dequeue_idx" ("queueName", "priority" DESC,
- *   "id") WHERE "leaseExpiresAt" IS NULL, in exactly its order, so LIMIT stops
- *   after `count` rows: no sort, and leased rows are not in the index at all.
- *   "visibleAt" and "namespaceId" are not in that index and are checked on
- *   each heap row reached, so deferred rows at the head of a queue are stepped
- *   past on every poll (~0.4 µs each; measured in leaseTasks' comment).
- * - FOR UPDATE SKIP LOCKED: concurrent leasers take disjoint rows instead of
- *   queueing behind each other's locks. A row another leaser committed after our
- *   snapshot is re-checked under the lock ("leaseExpiresAt" IS NULL now fails),
- *   so no row is ever leased twice.
- * - It only locks; it does not write the lease. The lease's length depends on
- *   the task row ("responseTimeoutSeconds"), which this statement cannot read
- *   cheaply (see startLeasedTasks), and stamping a provisional lease here to
- *   correct it there wrote every queue row twice — two non-HOT versions
- *   ("leaseExpiresAt" is indexed) on the hottest table. The lock holds the rows
- *   until commit just as the stamp would; until the stamp, the next statement,
- *   they stay in the dequeue index, and concurrent leasers step past them as
- *   past any row locked by a lease in flight.
- */
-export function leaseTasksStatement(input: LeaseTasksInput): RawBuilder<TaskQueueRow> {
-  const now = at(input.now);
-  return sql<TaskQueueRow>`
-    SELECT * FROM "TaskQueues"
-    WHERE "queueName" = ${input.queueName}
-      AND "leaseExpiresAt" IS NULL
-      AND "namespaceId" = ${input.namespaceId}
-      AND "visibleAt" <= ${now}
-    ORDER BY "priority" DESC, "id"
-    LIMIT ${input.count}
-    FOR UPDATE SKIP LOCKED`;
-}
-
-export interface StartLeasedTasksInput {
-  /** Recorded as "leaseOwner" and the task's "workerId". */
-  owner: string;
-  /** The lease length for tasks without a positive "responseTimeoutSeconds". */
-  leaseSeconds: number;
-  now?: Date | string;
-  /** Only tasks of this namespace; omit when the locked rows span namespaces (the system-task runner). */
-  namespaceId?: string;
-}
-
-/** A started task with its lease, as startLeasedTasksStatement returns it. */
-export type StartedTaskRow = TaskExecutionRow & { queueId: number; queueLeaseExpiresAt: Date; firstStart: boolean };
-
-/**
- * Stamps the lease on queue rows this transaction has locked (by
- * {@link leaseTasksStatement}, or any FOR UPDATE of them) and starts their
- * tasks, in one statement: the task IN_PROGRESS, "startedAt" on the first
- * lease, "pollCount" + 1, "workerId" = owner. Returns the leased tasks, highest
- * priority first, then first in, first out. A locked row whose task has ended
- * (cancelled while queued) or is missing gets no task back and is deleted.
- *
- * Two timeouts start here, because this is where a task starts:
- * - The lease lasts the task's "responseTimeoutSeconds" when positive (its
- *   heartbeat window, snapshotted from the policy at schedule time), else the
- *   poll's `leaseSeconds`. A worker that stops heartbeating therefore loses the
- *   task once its window has passed, and the lease sweeper requeues it
- *   (Conductor's responseTimeout; its default, 3600 s, applies to tasks whose
- *   policy names none). {@link renewLease} extends by the same window.
- * - A task leased for the first time ("startedAt" was NULL: RETURNING OLD) with
- *   "timeoutSeconds" > 0 gets a `startToClose` timer at "startedAt" +
- *   "timeoutSeconds". decide checks that deadline only when the workflow is
- *   evaluated, and nothing else would wake it. A re-lease (after a requeue or
- *   a release) arms nothing: the deadline runs from the first start.
- *
- * Why one statement with data-modifying CTEs here, when leaseTasks found a CTE
- * slower: that CTE joined the queue lease to "TaskExecutions", so the planner
- * could not prune the hash partitions and planned all sixteen. Here the task
- * ids and workflow ids are constants, so "TaskExecutions" is pruned to the
- * leased workflows' partitions at plan time; the queue update is pruned to the
- * queues named and probes their primary key by id; the timer insert is one
- * multi-row INSERT … SELECT that inserts nothing when no task needs a timer.
- * One round trip, and one new version of each queue row. Measured as in
- * leaseTasks' comment but smaller (8 leasers × 10, 5,000 tasks with a 3,600 s
- * response timeout, a quarter with a run timeout, 200,000 rows of history), on
- * a machine at load 9 to 14 from other work, medians of eight rounds: the
- * previous lease without either timeout 2,180 tasks/s; this shape 1,870; the
- * provisional lease corrected in this statement's CTE 1,990; corrected by a
- * third statement 1,730 — every spread (1,200–2,600) wider than the gaps, so
- * no variant measurably beat another. This one is kept because it writes each
- * queue row once: the alternatives write it twice whenever the task's window
- * differs from the poll's, which with the 3,600 s default is nearly always.
- */
-export async function startLeasedTasks(
-  trx: Executor,
-  input: StartLeasedTasksInput,
-  locked: readonly TaskQueueRow[],
-): Promise<LeasedTask[]> {
-  if (!trx.isTransaction) throw new Error("startLeasedTasks must run in the transaction that locked the queue rows");
-  assertPositive("leaseSeconds", input.leaseSeconds);
-  if (locked.length === 0) return [];
-  const { rows } = await startLeasedTasksStatement(input, locked).execute(trx);
-
-  const byQueueId = new Map(rows.map((row) => [row.queueId, row]));
-  const leased: LeasedTask[] = [];
-  const dead: TaskQueueRow[] = [];
-  for (const queue of locked) {
-    const row = byQueueId.get(queue.id);
-    if (row === undefined) {
-      dead.push(queue);
-      continue;
-    }
-    const { queueId: _queueId, queueLeaseExpiresAt, firstStart: _firstStart, ...task } = row;
-    leased.push({ queue: { ...queue, leaseExpiresAt: queueLeaseExpiresAt, leaseOwner: input.owner }, task });
-  }
-  for (const queueName of new Set(dead.map((row) => row.queueName))) {
-    // Rare: a task that ended while queued, whose canceller left the queue row.
-    // Deleted here, under this transaction's lock, rather than handed to a
-    // worker or left in the queue to be found dead by every poll.
-    await trx
-      .deleteFrom("TaskQueues")
-      .where("queueName", "=", queueName)
-      .where("id", "in", dead.filter((row) => row.queueName === queueName).map((row) => row.id))
-      .execute();
-  }
-  // RETURNING order is unspecified: restore priority, then first-in-first-out.
-  return leased.sort((a, b) => b.queue.priority - a.queue.priority || a.queue.id - b.queue.id);
-}
-
-/** startLeasedTasks' statement; exported for the plan test. */
-export function startLeasedTasksStatement(input: StartLeasedTasksInput, locked: readonly TaskQueueRow[]): RawBuilder<StartedTaskRow> {
-  const now = at(input.now);
-  const workflowIds = [...new Set(locked.map((row) => row.workflowId))];
-  const queueNames = [...new Set(locked.map((row) => row.queueName))];
-  return sql<StartedTaskRow>`
-    WITH "started" AS (
-      UPDATE "TaskExecutions" AS "t"
-      SET "status" = 'IN_PROGRESS',
-          "startedAt" = COALESCE("t"."startedAt", ${now}),
-          "pollCount" = "t"."pollCount" + 1,
-          "workerId" = ${input.owner},
-          "updatedAt" = ${now}
-      WHERE "t"."workflowId" IN (${sql.join(workflowIds)})
-        AND "t"."id" IN (${sql.join(locked.map((row) => row.taskId))})
-        ${input.namespaceId === undefined ? sql`` : sql`AND "t"."namespaceId" = ${input.namespaceId}`}
-        AND "t"."status" IN ('SCHEDULED', 'IN_PROGRESS')
-      RETURNING "t".*, OLD."startedAt" IS NULL AS "firstStart"
-    ), "leased" AS (
-      UPDATE "TaskQueues" AS "q"
-      SET "leaseExpiresAt" = ${now} + make_interval(secs => CASE WHEN "s"."responseTimeoutSeconds" > 0
-            THEN "s"."responseTimeoutSeconds"::double precision ELSE ${input.leaseSeconds}::double precision END),
-          "leaseOwner" = ${input.owner}
-      FROM "started" AS "s"
-      -- The queue names are what prune the update to their partitions.
-      WHERE "q"."queueName" IN (${sql.join(queueNames)})
-        AND "q"."id" IN (${sql.join(locked.map((row) => row.id))})
-        AND "q"."taskId" = "s"."id"
-        AND "q"."workflowId" = "s"."workflowId"
-        AND "q"."namespaceId" = "s"."namespaceId"
-      RETURNING "q"."id", "q"."taskId", "q"."leaseExpiresAt"
-    ), "armed" AS (
-      -- Runs whether or not anything reads it (a data-modifying CTE always does).
-      INSERT INTO "Timers" ("kind", "fireAt", "namespaceId", "workflowId", "taskId")
-      SELECT 'startToClose', "s"."startedAt" + make_interval(secs => "s"."timeoutSeconds"::double precision),
-             "s"."namespaceId", "s"."workflowId", "s"."id"
-      FROM "started" AS "s"
-      WHERE "s"."firstStart" AND "s"."timeoutSeconds" > 0
-        AND EXISTS (SELECT 1 FROM "leased" AS "l" WHERE "l"."taskId" = "s"."id")
-    )
-    SELECT "s".*, "l"."id" AS "queueId", "l"."leaseExpiresAt" AS "queueLeaseExpiresAt"
-    FROM "started" AS "s"
-    JOIN "leased" AS "l" ON "l"."taskId" = "s"."id"`;
-}
-
-/**
  * Leases up to `count` visible, unleased tasks of one queue, highest priority
- * first and first in, first out within a priority, and starts them (see
- * {@link startLeasedTasks} for the lease length and the `startToClose` timer).
- * Returns [] when none is available. Runs in the caller's transaction, or
- * opens one.
+ * first and first in, first out within a priority, and starts them. Returns []
+ * when none is available. One round trip: the SQL function "nf_lease_tasks"
+ * (migration 0014), in the caller's transaction or, without one, in the
+ * statement's own.
  *
- * Two statements in one transaction (lock the queue rows, then start the tasks
- * and stamp the lease), not one statement with a data-modifying CTE, because
- * the CTE measured slower. Embedded Postgres 18 on 2 cores shared with Node (and a busy
- * machine: load 5 to 8), fsync and synchronous_commit off, 300,000 finished
- * tasks of history in TaskExecutions, 16 concurrent leasers taking 10 at a time
- * until 10,000 queued tasks were drained; ten rounds each (/tmp scratch script,
- * not committed), no task leased twice in any run:
- *   one statement, queue lease + task update as CTEs:  2,500–3,400 tasks/s, median ~2,950
- *   lease, then UPDATE "TaskExecutions", one txn:      3,100–4,150 tasks/s, median ~3,600
- *   queue lease alone, no task bookkeeping (floor):   11,000–18,000 tasks/s
- * The CTE cannot know at plan time which workflows it will touch, so it plans
- * and opens all 16 "TaskExecutions" partitions (~3.5 ms of planning per call,
- * and with a plain join the planner even hash-joined against the whole
- * frontier index); the second statement carries the ids as constants and
- * prunes at plan time, which outweighs the extra BEGIN/COMMIT round trips. The
- * task update dominates either way: "status" is in the partial indexes'
- * predicates, so no task update is HOT and each of the table's five indexes
- * takes a new entry. (Those figures predate the timeouts: the first statement
- * then stamped the lease itself; see startLeasedTasks for the current shape.)
+ * What the function does, row by row:
+ * - picks and locks the queue rows with one ordered scan of
+ *   "TaskQueues_dequeue_idx" ("queueName", "priority" DESC, "id") WHERE
+ *   "leaseExpiresAt" IS NULL, in exactly its order, so LIMIT stops after
+ *   `count` rows: no sort, and leased rows are not in the index at all.
+ *   "visibleAt" and "namespaceId" are checked on each heap row reached, so
+ *   deferred rows at the head of a queue are stepped past on every poll (with
+ *   10,000 deferred rows ahead of the first visible one, a single-task lease
+ *   took 6.2 ms instead of 2.8 ms, medians of 200). FOR UPDATE SKIP LOCKED:
+ *   concurrent leasers take disjoint rows, and a row another leaser committed
+ *   after our snapshot is re-checked under the lock, so no row is leased twice;
+ * - starts the task: IN_PROGRESS, "startedAt" on the first lease, "pollCount"
+ *   + 1, "workerId" = owner. A locked row whose task has ended (cancelled while
+ *   queued) is deleted instead of being handed out;
+ * - stamps the lease once, with the task's "responseTimeoutSeconds" when
+ *   positive (its heartbeat window, snapshotted from the policy at schedule
+ *   time), else `leaseSeconds`: a worker that stops heartbeating loses the
+ *   task once its window has passed and the lease sweeper requeues it
+ *   (Conductor's responseTimeout). {@link renewLease} extends by the same window;
+ * - on a task's first start ("startedAt" was NULL: RETURNING OLD) with
+ *   "timeoutSeconds" > 0, arms a `startToClose` timer at "startedAt" +
+ *   "timeoutSeconds": decide checks that deadline only when the workflow is
+ *   evaluated, and nothing else would wake it. A re-lease arms nothing.
  *
- * "visibleAt" is outside the dequeue index, so deferred rows are stepped past
- * on the heap: with 10,000 deferred rows ahead of the first visible one the
- * candidate scan took 4.1 ms instead of 0.03 ms, and a whole single-task lease
- * 6.2 ms instead of 2.8 ms (medians of 200).
+ * Each of those statements names the task's workflow id and queue name as a
+ * variable, so its generic plan prunes to one partition when it starts; a
+ * statement that joined the queue rows to "TaskExecutions" planned and opened
+ * all sixteen partitions, which is why this was two client statements until
+ * it became a function. As two statements (plus BEGIN and COMMIT) a poll cost
+ * four round trips; see docs/performance.md, item 23, for the difference.
  */
 export async function leaseTasks(db: Executor, input: LeaseTasksInput): Promise<LeasedTask[]> {
   assertCount("count", input.count, 1000);
   assertPositive("leaseSeconds", input.leaseSeconds);
-  if (!db.isTransaction) return db.transaction().execute((trx) => leaseTasks(trx, input));
+  const { rows } = await sql<LeasedTaskRow>`
+    SELECT ${leasedTaskColumns}
+    FROM "nf_lease_tasks"(${input.namespaceId}::uuid, ${input.queueName}, ${input.count}::int,
+                          ${input.leaseSeconds}::double precision, ${input.owner}, ${input.now ?? null}::timestamptz) AS "l"`.execute(db);
+  return rows.map(toLeasedTask);
+}
 
-  const { rows: locked } = await leaseTasksStatement(input).execute(db);
-  return startLeasedTasks(
-    db,
-    { owner: input.owner, leaseSeconds: input.leaseSeconds, now: input.now, namespaceId: input.namespaceId },
-    locked,
-  );
+/** A row of "nf_lease_tasks" (or "nf_report_task") flattened: the task's columns, then the queue row's own under "queue.". */
+export type LeasedTaskRow = TaskExecutionRow & {
+  "queue.queueName": string;
+  "queue.id": number;
+  "queue.taskType": string;
+  "queue.priority": number;
+  "queue.enqueuedAt": Date;
+  "queue.visibleAt": Date;
+  "queue.leaseExpiresAt": Date | null;
+  "queue.leaseOwner": string | null;
+};
+
+/** The select list for {@link LeasedTaskRow} from a function row aliased "l" with composite columns "queue" and "task". */
+export const leasedTaskColumns = sql`(("l")."task").*,
+  (("l")."queue")."queueName" AS "queue.queueName", (("l")."queue")."id" AS "queue.id", (("l")."queue")."taskType" AS "queue.taskType",
+  (("l")."queue")."priority" AS "queue.priority", (("l")."queue")."enqueuedAt" AS "queue.enqueuedAt",
+  (("l")."queue")."visibleAt" AS "queue.visibleAt", (("l")."queue")."leaseExpiresAt" AS "queue.leaseExpiresAt",
+  (("l")."queue")."leaseOwner" AS "queue.leaseOwner"`;
+
+export function toLeasedTask(row: LeasedTaskRow): LeasedTask {
+  const {
+    "queue.queueName": queueName,
+    "queue.id": id,
+    "queue.taskType": taskType,
+    "queue.priority": priority,
+    "queue.enqueuedAt": enqueuedAt,
+    "queue.visibleAt": visibleAt,
+    "queue.leaseExpiresAt": leaseExpiresAt,
+    "queue.leaseOwner": leaseOwner,
+    ...task
+  } = row;
+  const queue: TaskQueueRow = {
+    queueName,
+    id,
+    taskId: task.id,
+    workflowId: task.workflowId,
+    namespaceId: task.namespaceId,
+    taskType,
+    priority,
+    enqueuedAt,
+    visibleAt,
+    leaseExpiresAt,
+    leaseOwner,
+  };
+  return { queue, task };
 }
 
 /**
@@ -409,7 +289,7 @@ export interface HeldTask {
 
 /**
  * Extends a held lease (a heartbeat) by the same window the lease was given
- * (see startLeasedTasks): the task's "responseTimeoutSeconds" when positive,
+ * (see leaseTasks): the task's "responseTimeoutSeconds" when positive,
  * else `leaseSeconds`, from now. False, and nothing changes, when `owner` does
  * not hold the task: never leased, leased by someone else, acknowledged, or
  * already requeued by the sweeper. A lease that has expired but not yet been
