@@ -698,7 +698,11 @@ async function applyCommands(
           .set({ status, output: json(inlineOf(output)), outputRef: refOf(output), endedAt: now, reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null })
           .where("id", "=", workflowId)
           .execute();
-        await cancelTimers(trx, { workflowId });
+        // Its timers are left to fire: the poller drops a timer whose workflow
+        // has ended (timer-poller.ts). Deleting them here cost every run a
+        // statement that scans every "Timers" partition, which has no index on
+        // "workflowId" (timers.ts): O(pending timers) per completed run.
+        // Terminating a workflow still deletes them (workflow-lifecycle.ts).
         events.push({ type: `WORKFLOW_${status}`, status, data: reason ? { reason } : {} });
         await afterWorkflowEnded(
           trx,

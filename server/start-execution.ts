@@ -7,11 +7,11 @@ import type { WorkflowDefinition } from "@/engine";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
-import { enqueueDecide } from "./store/decide-queues";
+import { enqueueDecidesFrom } from "./store/decide-queues";
 import { claimIdempotencyKey } from "./store/idempotency-keys";
 import { getWorkflowDefinition } from "./store/workflow-definitions";
-import { appendWorkflowEvents } from "./store/workflow-events";
-import { getWorkflowExecution, insertWorkflowExecution } from "./store/workflow-executions";
+import { insertWorkflowEventsQuery } from "./store/workflow-events";
+import { getWorkflowExecution, insertWorkflowExecutionQuery } from "./store/workflow-executions";
 import { uuidv7 } from "./uuidv7";
 
 export interface StartExecutionDeps {
@@ -166,14 +166,16 @@ interface StartedExecutionRows {
 }
 
 /**
- * The rows of a new execution, in the caller's transaction: the execution
+ * The rows of a new execution, in the caller's transaction and in one
+ * statement (two data-modifying CTEs and the decide's INSERT): the execution
  * (RUNNING, the definition's initial variables), WORKFLOW_STARTED (seq 1: the
- * row is new, see appendWorkflowEvents' `newWorkflow`), and a decide with
- * reason "start".
+ * row is new, so its history is empty and invisible to every other
+ * transaction until commit — appendWorkflowEvents' `newWorkflow`), and a
+ * decide with reason "start". One round trip where there were three.
  */
 async function insertStartedExecution(trx: Transaction<Database>, rows: StartedExecutionRows): Promise<void> {
   const { workflowId, def, graph, input, priority, idempotencyKey, payload } = rows;
-  await insertWorkflowExecution(trx, {
+  const execution = insertWorkflowExecutionQuery(trx, {
     id: workflowId,
     namespaceId: input.namespaceId,
     defName: def.name,
@@ -190,22 +192,28 @@ async function insertStartedExecution(trx: Transaction<Database>, rows: StartedE
     parentTaskId: input.parentTaskId ?? null,
     createdBy: input.createdBy ?? null,
   });
-  await appendWorkflowEvents(trx, { workflowId, namespaceId: input.namespaceId }, [
-    {
-      type: "WORKFLOW_STARTED",
-      status: "RUNNING",
-      // No input here: it may be megabytes; the execution row holds it (or its ref).
-      data: {
-        defName: def.name,
-        defVersion: def.version,
-        correlationId: input.correlationId ?? null,
-        idempotencyKey,
-        parentWorkflowId: input.parentWorkflowId ?? null,
-        createdBy: input.createdBy ?? null,
+  const started = insertWorkflowEventsQuery(
+    trx,
+    { workflowId, namespaceId: input.namespaceId },
+    [
+      {
+        type: "WORKFLOW_STARTED",
+        status: "RUNNING",
+        // No input here: it may be megabytes; the execution row holds it (or its ref).
+        data: {
+          defName: def.name,
+          defVersion: def.version,
+          correlationId: input.correlationId ?? null,
+          idempotencyKey,
+          parentWorkflowId: input.parentWorkflowId ?? null,
+          createdBy: input.createdBy ?? null,
+        },
       },
-    },
-  ], { newWorkflow: true });
-  await enqueueDecide(trx, { workflowId, namespaceId: input.namespaceId, reason: "start" });
+    ],
+    0,
+  );
+  await sql`WITH "execution" AS (${execution}), "started" AS (${started})
+    ${enqueueDecidesFrom(sql`VALUES (${workflowId}::uuid, ${input.namespaceId}::uuid, 'start')`)}`.execute(trx);
 }
 
 export type StartNestedExecutionInput = Omit<StartExecutionInput, "idempotencyKey" | "idempotencyStrategy">;

@@ -80,26 +80,36 @@ export async function appendWorkflowEvents(
     last = Number(rows[0]?.last ?? 0);
   }
 
-  const inserted = await trx
-    .insertInto("WorkflowEvents")
-    .values(
-      events.map((event, i) => ({
-        workflowId: workflow.workflowId,
-        seq: last + i + 1,
-        at: event.at,
-        namespaceId: workflow.namespaceId,
-        type: event.type,
-        refName: event.refName ?? null,
-        taskId: event.taskId ?? null,
-        status: event.status ?? null,
-        data: json(event.data ?? {}),
-      })),
-    )
-    .returningAll()
-    .execute();
+  const inserted = await insertWorkflowEventsQuery(trx, workflow, events, last).returningAll().execute();
   // RETURNING of a multi-row insert comes back in VALUES order in practice, but
   // nothing promises it; the caller gets history order.
   return inserted.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * The INSERT of `events` numbered on from `last`; {@link appendWorkflowEvents}
+ * says when that numbering is safe. Exported for a new workflow's first event,
+ * written in its start's one statement (start-execution.ts), where `last` is 0.
+ */
+export function insertWorkflowEventsQuery(
+  db: Kysely<Database>,
+  workflow: { workflowId: string; namespaceId: string },
+  events: readonly NewWorkflowEventInput[],
+  last: number,
+) {
+  return db.insertInto("WorkflowEvents").values(
+    events.map((event, i) => ({
+      workflowId: workflow.workflowId,
+      seq: last + i + 1,
+      at: event.at,
+      namespaceId: workflow.namespaceId,
+      type: event.type,
+      refName: event.refName ?? null,
+      taskId: event.taskId ?? null,
+      status: event.status ?? null,
+      data: json(event.data ?? {}),
+    })),
+  );
 }
 
 /**

@@ -37,6 +37,11 @@ export async function insertWorkflowExecution(
   db: Executor,
   row: InsertWorkflowExecutionInput,
 ): Promise<WorkflowExecutionRow> {
+  return insertWorkflowExecutionQuery(db, row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** {@link insertWorkflowExecution}'s INSERT, for a statement that does more (a start's, in start-execution.ts). */
+export function insertWorkflowExecutionQuery(db: Executor, row: InsertWorkflowExecutionInput) {
   return db
     .insertInto("WorkflowExecutions")
     .values({
@@ -57,9 +62,7 @@ export async function insertWorkflowExecution(
       parentTaskId: row.parentTaskId ?? null,
       startedAt: row.startedAt,
       createdBy: row.createdBy ?? null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    });
 }
 
 /**
