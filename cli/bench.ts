@@ -621,6 +621,19 @@ async function statementTotals(db: Db): Promise<StatementTotals> {
   return rows[0]!;
 }
 
+/**
+ * What the server's active backends were doing at one instant: "CPU" (no wait
+ * event) or the wait event ("Lock:object", "IO:WalSync", …) and how many.
+ */
+async function backendStates(db: Db): Promise<{ state: string; n: number }[]> {
+  const { rows } = await sql<{ state: string; n: number }>`/* nf-bench */
+    SELECT coalesce("wait_event_type" || ':' || "wait_event", 'CPU') AS "state", count(*)::int AS "n"
+    FROM pg_stat_activity
+    WHERE "state" = 'active' AND "backend_type" = 'client backend' AND "pid" <> pg_backend_pid() AND "query" NOT LIKE '%nf-bench%'
+    GROUP BY 1`.execute(db);
+  return rows;
+}
+
 async function queueDepths(db: Db): Promise<{ tasks: number; decides: number }> {
   const { rows } = await sql<{ tasks: number; decides: number }>`/* nf-bench */ 
     SELECT (SELECT count(*) FROM "TaskQueues" WHERE "leaseExpiresAt" IS NULL)::int AS tasks,
@@ -735,6 +748,12 @@ export interface PointResult {
   decideLagMs: { p50: number; p99: number };
   maxTaskQueue: number;
   maxDecideQueue: number;
+  /**
+   * The server's active backends by what they were doing — "CPU" or a wait
+   * event — averaged over the 100 ms samples: 2.5 "Lock:object" means two or
+   * three were queued on a heavyweight lock at any moment.
+   */
+  activeBackends: Record<string, number>;
   writeTransactionsPerRun: number;
   commitsPerRun: number;
   walBytesPerRun: number;
@@ -794,12 +813,16 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
   let maxTaskQueue = 0;
   let maxDecideQueue = 0;
   let sampling = true;
+  let stateSamples = 0;
+  const backendTotals = new Map<string, number>();
   const sampler = (async () => {
     while (sampling) {
       try {
         const depth = await queueDepths(system.db);
         maxTaskQueue = Math.max(maxTaskQueue, depth.tasks);
         maxDecideQueue = Math.max(maxDecideQueue, depth.decides);
+        for (const { state, n } of await backendStates(system.db)) backendTotals.set(state, (backendTotals.get(state) ?? 0) + n);
+        stateSamples += 1;
       } catch {
         // A sample lost is a sample lost.
       }
@@ -956,6 +979,9 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
     endToEndMs: { p50: percentile(endToEnd, 50), p99: percentile(endToEnd, 99) },
     decideLagMs: { p50: percentile(decideLag, 50), p99: percentile(decideLag, 99) },
     maxTaskQueue,
+    activeBackends: Object.fromEntries(
+      [...backendTotals].sort((a, b) => b[1] - a[1]).map(([state, total]) => [state, stateSamples > 0 ? total / stateSamples : 0]),
+    ),
     maxDecideQueue,
     writeTransactionsPerRun: perRun(Number(after.nextXid - before.nextXid)),
     commitsPerRun: perRun(after.commits - before.commits),
@@ -1204,6 +1230,21 @@ async function topStatements(db: Db): Promise<StatementCost[]> {
   return rows;
 }
 
+/** What the server's backends were doing during each point: the busiest states first. */
+function backendsText(points: readonly PointResult[]): string[] {
+  if (points.length === 0) return [];
+  return [
+    "",
+    "## The server's active backends (pg_stat_activity every 100 ms: mean count by wait event, CPU = none)",
+    "",
+    ...points.map((p) => {
+      const states = Object.entries(p.activeBackends).slice(0, 6);
+      const text = states.length > 0 ? states.map(([state, n]) => `${state} ${fixed(n, 2)}`).join(", ") : "none active";
+      return `- ${p.mode === "open" ? `open ${p.target}/s` : `closed, ${p.target} in flight`}: ${text}`;
+    }),
+  ];
+}
+
 function statementsText(statements: readonly StatementCost[]): string[] {
   if (statements.length === 0) return [];
   return [
@@ -1297,6 +1338,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       "",
       `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
       ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${p.mode === "open" ? `open ${p.target}/s` : "closed"}: ${p.problems.join("; ")}`] : [])),
+      ...backendsText(points),
       ...largeText(large),
       ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),
       ...statementsText(statements),

@@ -2,8 +2,13 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../db/pool";
 import { useTestDatabase } from "../db/testing/test-database";
+import { DECIDE_CHANNEL } from "./notifier";
+import { waitUntil } from "./testing/wait-until";
 import { FilesystemBlobStore } from "./blob-store";
 import { OFFLOAD_THRESHOLD_BYTES, resolvePayload } from "./payload-offload";
 import { reportTaskResult } from "./report-task-result";
@@ -65,6 +70,44 @@ describe("reportTaskResult", () => {
     // The rest of the completion happened with it.
     expect(await t.db.selectFrom("TaskQueues").select("id").where("queueName", "=", queueName).execute()).toEqual([]);
     expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", workflowId).execute()).toHaveLength(1);
+  });
+
+  it("wakes the deciders after its commit, in a transaction of its own; the report's own commit sends no NOTIFY", async () => {
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const wakes: { payload: string | undefined; processId: number }[] = [];
+    listener.on("notification", (n) => {
+      if (n.channel === DECIDE_CHANNEL) wakes.push({ payload: n.payload, processId: n.processId });
+    });
+    try {
+      await listener.query(`LISTEN ${DECIDE_CHANNEL}`);
+      const { workflowId, taskId } = await leasedTask();
+      // Which backend commits the report: the pool's one connection here (a one-connection handle).
+      const single = createDb(t.url, { max: 1 });
+      try {
+        const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(single);
+        const report = await reportTaskResult({ db: single, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", workerId: "w1" });
+        expect(report.ok).toBe(true);
+        await waitUntil(() => wakes.length > 0, { what: "the deciders' wake", timeoutMs: 5000, intervalMs: 10 });
+        expect(wakes[0]).toEqual({ payload: "wake", processId: rows[0]!.pid });
+        // The row was queued before the wake went: a decider woken by it finds the work.
+        expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", workflowId).execute()).toHaveLength(1);
+        // The report's transaction itself notified nobody: the decide row's trigger left the wake to the caller.
+        const before = wakes.length;
+        await sql`SELECT * FROM "nf_report_task"(${namespaceId}::uuid, ${randomUUID()}::uuid, ${randomUUID()}::uuid, 'COMPLETED', '{}'::jsonb, NULL, NULL, NULL, NULL, 0, 0)`
+          .execute(single)
+          .catch(() => undefined);
+        const other = await leasedTask();
+        await sql`SELECT * FROM "nf_report_task"(${namespaceId}::uuid, ${other.workflowId}::uuid, ${other.taskId}::uuid, 'COMPLETED', '{}'::jsonb, NULL, NULL, 'w1', NULL, 0, 0)`.execute(single);
+        expect(await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", other.workflowId).execute()).toHaveLength(1);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(wakes.length).toBe(before);
+      } finally {
+        await single.destroy();
+      }
+    } finally {
+      await listener.end();
+    }
   });
 
   it("keeps a small output inline (no ref)", async () => {

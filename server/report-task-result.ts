@@ -9,6 +9,7 @@ import { TaskReportRefusedError, completeTaskFromWorker, reportRefusal } from ".
 import type { WorkerFinalStatus } from "./store/task-executions";
 import { leasedTaskColumns, toLeasedTask } from "./store/task-queues";
 import type { LeasedTask, LeasedTaskRow } from "./store/task-queues";
+import { wakeDeciders } from "./decide-wake";
 import { leaseGatedTasks } from "./task-gates";
 
 /**
@@ -161,6 +162,8 @@ async function reportInOneStatement(
     if (result === undefined) throw error;
     return { ok: false, result };
   }
+  // Committed: the deciders' wake the function left to its caller (migration 0015).
+  wakeDeciders(db);
   const [ended, ...leasedRows] = rows;
   const { gated, ...endedRow } = ended!;
   const task = withoutQueueColumns(endedRow);
