@@ -22,7 +22,8 @@
  * - write transactions per run (transaction ids assigned; a savepoint that
  *   writes takes one too), commits per run (pg_stat_database.xact_commit,
  *   read-only ones included), WAL bytes per run (pg_current_wal_lsn);
- * - the largest task-queue and decide-queue depths seen (sampled every 100 ms);
+ * - the largest task-queue and decide-queue depths seen (sampled every 100 ms),
+ *   and with them what the server's active backends were waiting on;
  * - CPU of each process tree (web, sidecar, Postgres, workers, this driver),
  *   from /proc, in % of one core;
  * - lost or duplicated completions: every run must be COMPLETED with exactly
