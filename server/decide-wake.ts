@@ -4,7 +4,7 @@ import { DECIDE_CHANNEL } from "./notifier";
 
 /**
  * Wakes the deciders after a worker's report has committed ("nf_report_task"
- * leaves the wake to its caller: migration 0015 says why). The NOTIFY goes in a
+ * leaves the wake to its caller: migration 0014 says why). The NOTIFY goes in a
  * transaction of its own that writes nothing, so it holds Postgres's notify
  * lock for no WAL flush; and at most one is in flight per database handle:
  * reports that commit while one is on its way are covered by one more sent

@@ -162,7 +162,7 @@ async function reportInOneStatement(
     if (result === undefined) throw error;
     return { ok: false, result };
   }
-  // Committed: the deciders' wake the function left to its caller (migration 0015).
+  // Committed: the deciders' wake the function left to its caller (migration 0014).
   wakeDeciders(db);
   const [ended, ...leasedRows] = rows;
   const { gated, ...endedRow } = ended!;
