@@ -104,10 +104,6 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
       // after any other error (a lost connection) the outcome is unknown.
       reachedCommit = true;
       const reported = await reportInOneStatement(deps.db, { ...completion, next: input.workerId === undefined ? undefined : input.next });
-      if (!reported.ok) {
-        if (outputRef !== null) await deps.blobs.delete(outputRef).catch(() => undefined);
-        return refused(reported.result);
-      }
       return { ok: true, task: reported.task, outputRef, leased: reported.leased };
     }
     const reported = await deps.db.transaction().execute(async (trx) => {
@@ -147,7 +143,7 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
 async function reportInOneStatement(
   db: Db,
   input: Parameters<typeof completeTaskFromWorker>[1] & { next?: { count: number; leaseSeconds: number } },
-): Promise<{ ok: true; task: TaskExecutionRow; leased: LeasedTask[] } | { ok: false; result: NonNullable<ReturnType<typeof reportRefusal>> }> {
+): Promise<{ task: TaskExecutionRow; leased: LeasedTask[] }> {
   const next = input.next;
   let rows: (LeasedTaskRow & { gated: boolean | null })[];
   try {
@@ -158,15 +154,16 @@ async function reportInOneStatement(
         ${input.workerId ?? null}, ${input.now ?? null}::timestamptz, ${next?.count ?? 0}::int,
         ${next?.leaseSeconds ?? 0}::double precision) AS "l"`.execute(db));
   } catch (error) {
-    const result = reportRefusal(error);
-    if (result === undefined) throw error;
-    return { ok: false, result };
+    // A refusal rolled the statement back: thrown as the transaction path throws it.
+    const refusal = reportRefusal(error);
+    throw refusal === undefined ? error : new TaskReportRefusedError(refusal);
   }
   // Committed: the deciders' wake the function left to its caller (migration 0014).
   wakeDeciders(db);
   const [ended, ...leasedRows] = rows;
   const { gated, ...endedRow } = ended!;
-  const task = withoutQueueColumns(endedRow);
+  // The ended task's row has no queue ("queue" NULL): only its task half is wanted.
+  const { task } = toLeasedTask(endedRow);
   let leased = leasedRows.map(({ gated: _gated, ...row }) => toLeasedTask(row));
   if (next && gated && input.workerId !== undefined && task.queueName !== null) {
     // The completion has committed: a lease that fails now must not turn the
@@ -183,13 +180,7 @@ async function reportInOneStatement(
       () => [],
     );
   }
-  return { ok: true, task, leased };
-}
-
-function withoutQueueColumns(row: LeasedTaskRow): TaskExecutionRow {
-  const task: Record<string, unknown> = { ...row };
-  for (const key of Object.keys(task)) if (key.startsWith("queue.")) delete task[key];
-  return task as TaskExecutionRow;
+  return { task, leased };
 }
 
 function refusalMessage(code: "not_found" | "not_in_progress" | "not_held", status: TaskStatus | undefined): string {
