@@ -322,6 +322,7 @@ const expected: ExpectedSchema = {
     visibleAt: "defaulted timestamp",
     leaseExpiresAt: "nullable timestamp",
     leaseOwner: "nullable text",
+    leaseReport: "nullable text",
   },
   DecideQueues: {
     workflowId: "required text",

@@ -387,6 +387,8 @@ export interface TaskQueuesTable {
   visibleAt: TimestampDefaulted;
   leaseExpiresAt: NullableTimestamp;
   leaseOwner: string | null;
+  /** The task whose report leased this row (its `next`, migration 0015); null for any other lease. */
+  leaseReport: string | null;
 }
 
 /** The primary key is the dedupe; enqueue with ON CONFLICT DO UPDATE SET "reason", never DO NOTHING. */

@@ -89,6 +89,8 @@ export interface ReportNext {
   count: number;
   /** As a poll's `leaseSeconds`. */
   leaseSeconds?: number;
+  /** When the queue has nothing for the report's lease, wait up to this long for a task as a poll would (0, the default: answer at once). */
+  timeoutMs?: number;
 }
 
 /** A page of a task's log. */

@@ -165,6 +165,8 @@ export function createNodeFlowClient(options: NodeFlowClientOptions): NodeFlowCl
     return (await transport.send<T>(request)).body;
   }
   const task = (ref: TaskRef, action: string) => `${ns}/tasks/${seg(ref.taskId)}/${action}`;
+  /** A report's attempt outlives the wait its `next` may ask the server for. */
+  const reportAttemptMs = (input: { next?: ReportNext }, opts: CallOptions) => (input.next?.timeoutMs ?? 0) + (opts.timeoutMs ?? options.timeoutMs ?? 30_000);
 
   const client: NodeFlowClient = {
     namespace,
@@ -214,10 +216,11 @@ export function createNodeFlowClient(options: NodeFlowClientOptions): NodeFlowCl
       call({ method: "POST", path: task(ref, "heartbeat"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
     releaseTask: (ref, input, opts = {}) =>
       call({ method: "POST", path: task(ref, "release"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
+    // A report whose `next` may wait holds its answer up to next.timeoutMs, as a poll does.
     completeTask: (ref, input, opts = {}) =>
-      call({ method: "POST", path: task(ref, "complete"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
+      call({ method: "POST", path: task(ref, "complete"), body: { workflowId: ref.workflowId, ...input }, ...opts, timeoutMs: reportAttemptMs(input, opts) }),
     failTask: (ref, input, opts = {}) =>
-      call({ method: "POST", path: task(ref, "fail"), body: { workflowId: ref.workflowId, ...input }, ...opts }),
+      call({ method: "POST", path: task(ref, "fail"), body: { workflowId: ref.workflowId, ...input }, ...opts, timeoutMs: reportAttemptMs(input, opts) }),
     appendTaskLogs: (ref, lines, opts = {}) =>
       call({ method: "POST", path: task(ref, "logs"), body: { workflowId: ref.workflowId, lines }, ...opts }),
     listTaskLogs: (taskId, query = {}, opts = {}) => call({ method: "GET", path: `${ns}/tasks/${seg(taskId)}/logs`, query, ...opts }),

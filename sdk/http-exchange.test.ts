@@ -82,3 +82,28 @@ describe.each(exchanges)("%s exchange", (_name, exchange) => {
     expect(codes).toContain("ECONNREFUSED");
   });
 });
+
+describe("node:http exchange, keep-alive", () => {
+  it("retires an idle socket before the server's Keep-Alive timeout, instead of reusing it as the server closes it", async () => {
+    // The server announces "timeout=2": the client must stop reusing a socket after 1 s idle. Reused at 1.3 s,
+    // it would be the same connection (the server keeps it 2 s) — the race that ends in ECONNRESET under load.
+    let connections = 0;
+    const shortLived = http.createServer((_req, res) => res.end("ok"));
+    shortLived.keepAliveTimeout = 2_000;
+    shortLived.on("connection", () => (connections += 1));
+    await new Promise<void>((resolve) => shortLived.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(shortLived.address() as AddressInfo).port}/`;
+      const exchange = nodeHttpExchange();
+      await exchange(url, { method: "GET", headers: {}, timeoutMs: 5_000 });
+      await exchange(url, { method: "GET", headers: {}, timeoutMs: 5_000 });
+      expect(connections).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      expect((await exchange(url, { method: "GET", headers: {}, timeoutMs: 5_000 })).text).toBe("ok");
+      expect(connections).toBe(2);
+    } finally {
+      shortLived.closeAllConnections();
+      await new Promise((resolve) => shortLived.close(resolve));
+    }
+  });
+});

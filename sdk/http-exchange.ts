@@ -76,10 +76,20 @@ export function fetchExchange(doFetch: typeof fetch): Exchange {
  * An exchange over `node:http`/`node:https`, imported on first use so the
  * module still loads where they do not exist. Each exchange has its own
  * keep-alive agents; idle sockets do not hold the process open (Node unrefs
- * them), and the agent retires a socket when the server's `Keep-Alive:
- * timeout` hint says it is about to be closed.
+ * them).
+ *
+ * An idle socket is retired a second before the server's `Keep-Alive:
+ * timeout` hint says the server will close it — but Node's agent honours that
+ * hint only when it has a `timeout` of its own (Agent#keepSocketAlive takes
+ * the smaller of the two, and 0 means none). Without one it kept every idle
+ * socket until the server closed it (5 s on a Node server), and a request
+ * written as that close was under way failed with ECONNRESET: `nf bench`'s
+ * driver lost starts to it under load, and a start without an idempotency
+ * key is not retried. IDLE_SOCKET_MS bounds idle sockets where no hint comes.
  */
 export function nodeHttpExchange(): Exchange {
+  // On a socket in use the agent's timeout only emits 'timeout', which nothing
+  // here listens to: each attempt's own timer (below) is what ends a request.
   let modules: Promise<{ http: typeof NodeHttp; https: typeof NodeHttps; agents: Map<string, Agent> }> | undefined;
   const load = () =>
     (modules ??= Promise.all([import("node:http"), import("node:https")]).then(([http, https]) => ({ http, https, agents: new Map<string, Agent>() })));
@@ -90,7 +100,8 @@ export function nodeHttpExchange(): Exchange {
     const secure = target.protocol === "https:";
     let agent = agents.get(target.protocol);
     if (agent === undefined) {
-      agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+      const options = { keepAlive: true, timeout: IDLE_SOCKET_MS };
+      agent = secure ? new https.Agent(options) : new http.Agent(options);
       agents.set(target.protocol, agent);
     }
     const headers: Record<string, string | number> = { ...request.headers };
@@ -132,6 +143,9 @@ export function nodeHttpExchange(): Exchange {
     });
   };
 }
+
+/** How long an idle keep-alive socket is kept when the server sends no `Keep-Alive: timeout` hint (under common proxies' 60 s). */
+const IDLE_SOCKET_MS = 30_000;
 
 /** Node's `http` where the runtime has it, `fetch` otherwise or when one is given. */
 export function defaultExchange(doFetch: typeof fetch | undefined): Exchange {

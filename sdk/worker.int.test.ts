@@ -140,6 +140,15 @@ async function waitForRun(id: string, timeoutMs = 20_000): Promise<Run> {
   return run!;
 }
 
+/**
+ * Until the workers' reports are answered: a run ends when its last report
+ * commits, but that report's answer can wait up to a second for a next task
+ * (the worker's `next`), and the stats count a report once it is answered.
+ */
+async function reportsAnswered(...workers: NodeFlowWorker[]): Promise<void> {
+  await waitUntil(() => workers.every((w) => w.stats().inFlight === 0), { what: "the workers' reports to be answered", timeoutMs: 5000, intervalMs: 10 });
+}
+
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -192,6 +201,7 @@ describe("the SDK against the real server", () => {
       ]);
     }
     expect(await historyProblems(t.db, started.map((s) => s.id))).toEqual([]);
+    await reportsAnswered(worker);
     expect(worker.stats()).toMatchObject({ tasksReceived: 40, completed: 40, refused: 0, unconfirmed: 0, reportErrors: 0, pollErrors: 0, leaseLost: 0 });
     expect(maxInFlight).toBeLessThanOrEqual(4);
     // Twenty runs queued at once: reports carry the next task, and the polls they save are not made.
@@ -264,6 +274,7 @@ describe("the SDK against the real server", () => {
     expect(held.output).toEqual({ by: "a" });
     expect(held.tasks.items).toHaveLength(1);
     expect(held.tasks.items[0]).toMatchObject({ attempt: 0, pollCount: 1, workerId: "long-a", status: "COMPLETED" });
+    await reportsAnswered(a);
     expect(a.stats()).toMatchObject({ completed: 1, refused: 0, leaseLost: 0, heartbeatErrors: 0 });
     expect(b.stats().tasksReceived).toBe(0);
     expect((await client.listTaskLogs(held.tasks.items[0]!.id)).items.map((l) => l.line)).toEqual(["step 0", "step 1", "step 2", "step 3", "step 4", "step 5", "step 6"]);
@@ -273,6 +284,7 @@ describe("the SDK against the real server", () => {
     expect(handedOn.tasks.items[0]).toMatchObject({ attempt: 0, pollCount: 2, workerId: "control-b", status: "COMPLETED" });
     await waitUntil(() => aPrime.stats().inFlight === 0, { what: "A' to report", timeoutMs: 5000, intervalMs: 20 });
     expect(aPrime.stats()).toMatchObject({ completed: 0, refused: 1 });
+    await reportsAnswered(bPrime);
     expect(bPrime.stats().completed).toBe(1);
   }, 60_000);
 
@@ -367,6 +379,7 @@ describe("the SDK against the real server", () => {
       [0, "FAILED", "the gateway timed out"],
       [1, "COMPLETED", null],
     ]);
+    await reportsAnswered(worker);
     expect(worker.stats()).toMatchObject({ failedTerminal: 1, failed: 1, completed: 1, refused: 0 });
     expect(logged).toEqual([]);
   });
@@ -449,8 +462,9 @@ describe("the SDK against the real server", () => {
       expect(injected).toContain("502-after-forwarding POST /api/v1/ns/default/runs");
       expect(injected.some((i) => /^502-after-forwarding POST .*\/complete$/.test(i))).toBe(true);
       expect(retries).toBeGreaterThan(0);
-      // The lost completion's retry found its own report already applied: unconfirmed, not refused.
-      expect(worker.stats()).toMatchObject({ completed: 9, unconfirmed: 1, refused: 0, reportErrors: 0, pollErrors: 0 });
+      // The lost completion's retry was answered as its first attempt was: completed, with the task that attempt leased.
+      await reportsAnswered(worker);
+      expect(worker.stats()).toMatchObject({ completed: 10, unconfirmed: 0, refused: 0, reportErrors: 0, pollErrors: 0 });
       await worker.stop();
 
       // A 4xx is never retried: a wrong key fails at once with the server's problem.

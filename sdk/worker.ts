@@ -66,8 +66,9 @@ export interface WorkerLogger {
  * - `lease-lost`: a heartbeat found the task no longer held; not reported;
  * - `refused`: the server refused the report (409/404) on its first attempt;
  * - `unconfirmed`: the report was retried after an attempt whose answer was
- *   lost, and the retry was refused as already reported — almost surely the
- *   earlier attempt landed;
+ *   lost, and the retry was refused. A server that applied the first attempt
+ *   answers its retry as it answered the first, so the task ended some other
+ *   way in between (cancelled, timed out), or the server predates that;
  * - `released`: `stop()` ran out of time while the handler ran, and gave the
  *   task back (see {@link ShutdownPolicy});
  * - `abandoned`: `stop()` ran out of time while the handler ran, and left the
@@ -326,6 +327,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
   if (!(Number.isInteger(pollTimeoutMs) && pollTimeoutMs >= 0 && pollTimeoutMs <= MAX_POLL_TIMEOUT_MS)) {
     throw new RangeError(`createWorker: pollTimeoutMs must be an integer from 0 to ${MAX_POLL_TIMEOUT_MS}, got ${pollTimeoutMs}`);
   }
+  const reportWaitMs = Math.min(pollTimeoutMs, 1000);
   const leaseSeconds = options.leaseSeconds ?? 60;
   if (!(Number.isInteger(leaseSeconds) && leaseSeconds >= 1 && leaseSeconds <= 86_400)) {
     throw new RangeError(`createWorker: leaseSeconds must be an integer from 1 to 86400, got ${leaseSeconds}`);
@@ -473,9 +475,15 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
    * report and a poll. Only with one queue — with several, a slot that always
    * passed to the same queue's next task would starve the others' polls —
    * and not once stopping.
+   *
+   * When the queue is empty, the report waits up to a second for its next
+   * task, as the poll it stands for would: in a chain of tasks the next one
+   * is usually being scheduled as the report lands, and a second poll request
+   * per task is what the wait saves. Capped at a second (and at the poll
+   * timeout) because a stop waits for reports in flight.
    */
   function nextAsk(exec: Execution<I>): { next?: ReportNext } {
-    return queues.length === 1 && exec.holdsSlot && !stopping.signal.aborted ? { next: { count: 1, leaseSeconds } } : {};
+    return queues.length === 1 && exec.holdsSlot && !stopping.signal.aborted ? { next: { count: 1, leaseSeconds, timeoutMs: reportWaitMs } } : {};
   }
 
   /** Runs what a report leased in the reporting task's slot; given back at once if the worker began stopping meanwhile. */
@@ -529,12 +537,12 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       return outcome.retryable ? "failed" : "failed-terminal";
     } catch (error) {
       if (isRefusal(error)) {
-        // A retried report can find its own earlier attempt already applied;
-        // the server cannot say whose report ended the task, so this is told
-        // apart from a genuine refusal by the attempts alone.
+        // The server answers a retry of a report it applied as it answered
+        // the first attempt; a retry refused all the same is told apart from
+        // a first-attempt refusal, since its first attempt may have landed.
         if (error.attempts > 1) {
           stats.unconfirmed += 1;
-          logger.warn({ taskId: ref.taskId, detail: error.detail }, "a retried report was refused as already reported; an earlier attempt most likely landed");
+          logger.warn({ taskId: ref.taskId, detail: error.detail }, "a retried report was refused: the task ended otherwise between its attempts");
           return "unconfirmed";
         }
         stats.refused += 1;

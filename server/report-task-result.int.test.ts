@@ -135,6 +135,48 @@ describe("reportTaskResult", () => {
     expect(await row(workflowId)).toMatchObject({ status: "COMPLETED", output: { first: true }, outputRef: null });
   });
 
+  it("answers the same report sent again (its answer was lost) as it answered the first, with the tasks its `next` leased", async () => {
+    const { workflowId, taskId, queueName } = await leasedTask("w1");
+    const queued = async () => {
+      const wf = randomUUID();
+      const [task] = await insertTasks(t.db, [{ workflowId: wf, namespaceId, refName: "b", iteration: 0, attempt: 0, taskType: "SIMPLE", taskDefName: queueName, queueName }]);
+      await enqueueTask(t.db, { queueName, taskId: task!.id, workflowId: wf, namespaceId, taskType: "SIMPLE", priority: 0 });
+      return { workflowId: wf, taskId: task!.id };
+    };
+    const next = await queued();
+    const other = await queued();
+    const report = { namespaceId, workflowId, taskId, status: "COMPLETED", output: { n: 1 }, workerId: "w1", next: { count: 1, leaseSeconds: 60 } } as const;
+    const first = await reportTaskResult({ db: t.db, blobs }, report);
+    expect(first.ok && first.leased.map((l) => l.task.id)).toEqual([next.taskId]);
+    // A poll of this worker's in between takes the other task: a replay must not hand that one over.
+    expect((await leaseTasks(t.db, { queueName, namespaceId, count: 1, leaseSeconds: 60, owner: "w1" })).map((l) => l.task.id)).toEqual([other.taskId]);
+
+    const again = await reportTaskResult({ db: t.db, blobs }, report);
+    expect(again).toMatchObject({ ok: true, task: { id: taskId, status: "COMPLETED" }, outputRef: null });
+    expect(again.ok && again.leased.map((l) => [l.task.id, l.queue.leaseOwner, l.queue.leaseReport])).toEqual([[next.taskId, "w1", taskId]]);
+    // Handed over again, not leased again.
+    expect((await row(next.workflowId)).pollCount).toBe(1);
+
+    // Not the same report: another output, status or worker is refused as before.
+    expect(await reportTaskResult({ db: t.db, blobs }, { ...report, output: { n: 2 } })).toMatchObject({ ok: false, error: "not_in_progress" });
+    expect(await reportTaskResult({ db: t.db, blobs }, { ...report, status: "FAILED", reason: "x" })).toMatchObject({ ok: false, error: "not_in_progress" });
+    expect(await reportTaskResult({ db: t.db, blobs }, { ...report, workerId: "w2" })).toMatchObject({ ok: false, error: "not_in_progress" });
+
+    // Once the leased task is reported, a replay has nothing more to hand over.
+    expect((await reportTaskResult({ db: t.db, blobs }, { namespaceId, ...next, status: "COMPLETED", workerId: "w1" })).ok).toBe(true);
+    expect(await reportTaskResult({ db: t.db, blobs }, report)).toMatchObject({ ok: true, leased: [] });
+  });
+
+  it("answers a replayed offloaded report with the first attempt's blob, and deletes the retry's", async () => {
+    const { workflowId, taskId } = await leasedTask("w1");
+    const big = { blob: "z".repeat(OFFLOAD_THRESHOLD_BYTES + 1) };
+    const first = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", output: big, workerId: "w1" });
+    const files = await blobFiles();
+    const again = await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", output: big, workerId: "w1" });
+    expect(again).toMatchObject({ ok: true, outputRef: first.ok ? first.outputRef : "?" });
+    expect(await blobFiles()).toEqual(files);
+  });
+
   it("refuses a worker that does not hold the task, and a task that does not exist", async () => {
     const { workflowId, taskId } = await leasedTask("w1");
     expect(await reportTaskResult({ db: t.db, blobs }, { namespaceId, workflowId, taskId, status: "COMPLETED", workerId: "w2" })).toMatchObject({ ok: false, error: "not_held" });

@@ -5,9 +5,9 @@ import type { Database, TaskExecutionRow, TaskStatus } from "../db/schema";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import { json } from "../db/json";
-import { TaskReportRefusedError, completeTaskFromWorker, reportRefusal } from "./store/task-executions";
+import { TaskReportRefusedError, completeTaskFromWorker, findAppliedReport, reportRefusal } from "./store/task-executions";
 import type { WorkerFinalStatus } from "./store/task-executions";
-import { leasedTaskColumns, toLeasedTask } from "./store/task-queues";
+import { leasedByReport, leasedTaskColumns, toLeasedTask } from "./store/task-queues";
 import type { LeasedTask, LeasedTaskRow } from "./store/task-queues";
 import { wakeDeciders } from "./decide-wake";
 import { leaseGatedTasks } from "./task-gates";
@@ -30,6 +30,11 @@ import { leaseGatedTasks } from "./task-gates";
  *    rides on its report, one HTTP request and one round trip where there were
  *    two requests and eight round trips. A queue with gates is leased through
  *    them as a poll would, in a transaction of its own after the completion.
+ *
+ * A report sent again after its answer was lost gets the first attempt's
+ * answer, leased tasks included, rather than a refusal (replayedReport below):
+ * every lease that rides on a report records the reported task in the queue
+ * row's "leaseReport".
  *
  * A refused report (not found, not held, already ended) rolled back, so its
  * blob is referenced by nothing and is deleted here. A NUL in the output is
@@ -114,7 +119,8 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
       const queueName = result.task.queueName;
       const leased =
         input.next && input.workerId !== undefined && queueName !== null
-          ? (await leaseGatedTasks(trx, { namespaceId: input.namespaceId, queueName, ...input.next, owner: input.workerId })).leased
+          ? (await leaseGatedTasks(trx, { namespaceId: input.namespaceId, queueName, ...input.next, owner: input.workerId, report: input.taskId }))
+              .leased
           : [];
       reachedCommit = true;
       return { task: result.task, leased };
@@ -123,8 +129,12 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
   } catch (error) {
     const refusal = error instanceof TaskReportRefusedError ? error.result : undefined;
     if (outputRef !== null && (refusal !== undefined || !reachedCommit)) await deps.blobs.delete(outputRef).catch(() => undefined);
-    if (refusal !== undefined) return refused(refusal);
-    throw error;
+    if (refusal === undefined) throw error;
+    if (refusal.error === "not_in_progress" && input.workerId !== undefined) {
+      const replayed = await replayedReport(deps.db, { ...completion, workerId: input.workerId });
+      if (replayed) return { ok: true, ...replayed };
+    }
+    return refused(refusal);
   }
 
   function refused({ error: code, status }: { error: "not_found" | "not_in_progress" | "not_held"; status?: TaskStatus }): ReportTaskResultOutcome {
@@ -175,12 +185,37 @@ async function reportInOneStatement(
       count: next.count,
       leaseSeconds: next.leaseSeconds,
       owner: input.workerId,
+      report: input.taskId,
     }).then(
       (result) => result.leased,
       () => [],
     );
   }
   return { task, leased };
+}
+
+/**
+ * A report sent again after its first answer was lost (the worker's HTTP
+ * client retries on a network error or a 502): the first attempt ended the
+ * task, so this one is refused as "not_in_progress" — but when the task ended
+ * exactly as this report says (findAppliedReport), the retry gets the first
+ * answer instead: the task as it ended, and the tasks that report's `next`
+ * leased, found by "leaseReport" (migration 0015). Without this a lost answer
+ * left those tasks leased to a worker that never heard of them until their
+ * leases expired. The retry's own blob, if any, was deleted with the refusal:
+ * the row keeps the first attempt's.
+ */
+async function replayedReport(
+  db: Db,
+  input: Parameters<typeof findAppliedReport>[1],
+): Promise<{ task: TaskExecutionRow; outputRef: string | null; leased: LeasedTask[] } | undefined> {
+  const task = await findAppliedReport(db, input);
+  if (task === undefined) return undefined;
+  const leased =
+    task.queueName === null
+      ? []
+      : await leasedByReport(db, { namespaceId: input.namespaceId, queueName: task.queueName, report: task.id, owner: input.workerId });
+  return { task, outputRef: task.outputRef, leased };
 }
 
 function refusalMessage(code: "not_found" | "not_in_progress" | "not_held", status: TaskStatus | undefined): string {

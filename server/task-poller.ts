@@ -41,6 +41,8 @@ export interface PollTasksOptions {
   timeoutMs: number;
   workerId: string;
   leaseSeconds: number;
+  /** The task whose report this poll rides on (a report's `next` that waits); see LeaseTasksInput's `report`. */
+  report?: string;
   /** Aborts the poll (the client went away); resolves [] promptly. */
   signal?: AbortSignal;
   /**
@@ -72,7 +74,7 @@ export interface PollTasksOptions {
  * and no task is leased twice.
  */
 export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions): Promise<LeasedTask[]> {
-  const { namespaceId, queueName, count, timeoutMs, workerId, leaseSeconds, signal } = options;
+  const { namespaceId, queueName, count, timeoutMs, workerId, leaseSeconds, report, signal } = options;
   if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0 && timeoutMs <= MAX_POLL_TIMEOUT_MS)) {
     throw new RangeError(`timeoutMs must be from 0 to ${MAX_POLL_TIMEOUT_MS}, got ${timeoutMs}`);
   }
@@ -109,7 +111,7 @@ export async function pollTasks(deps: TaskPollerDeps, options: PollTasksOptions)
         (!gatedOut || (await gatesHaveRoom(deps.db, { namespaceId, queueName }, gateCache))) &&
         (!probeFirst || (await hasVisibleTask(deps.db, { namespaceId, queueName })))
       ) {
-        const result = await leaseGatedTasks(deps.db, { namespaceId, queueName, count, leaseSeconds, owner: workerId }, gateCache);
+        const result = await leaseGatedTasks(deps.db, { namespaceId, queueName, count, leaseSeconds, owner: workerId, ...(report ? { report } : {}) }, gateCache);
         leased = result.leased;
         gatedOut = result.heldBy !== null;
         windowOpensAt = result.retryAfterMs === undefined ? undefined : performance.now() + result.retryAfterMs;

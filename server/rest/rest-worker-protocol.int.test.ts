@@ -156,6 +156,43 @@ describe("the worker protocol", () => {
     expect(JSON.stringify(bad.body)).toContain("/body/next/count");
   });
 
+  it("a report whose `next` may wait answers with the chain's next task once the decider has scheduled it", async () => {
+    const name = await register(ns, adminKey, [simple("one", "chain"), simple("two", "chain")], [{ source: "one", target: "two" }]);
+    const runId = await start(ns, adminKey, name);
+    await decide();
+    const [first] = (await poll("chain", { workerId: "chain-w" })).body.tasks;
+
+    const reported = harness.api<{ next: PolledTask[] }>("POST", `/ns/${ns.name}/tasks/${first!.taskId}/complete`, {
+      key: workerKey,
+      body: { workflowId: runId, workerId: "chain-w", output: {}, next: { count: 1, timeoutMs: 10_000 } },
+    });
+    // The report committed and is now parked: its completion is what the decider reacts to.
+    await waitUntil(async () => (await t.db.selectFrom("DecideQueues").select("workflowId").where("workflowId", "=", runId).executeTakeFirst()) !== undefined, {
+      what: "the report's completion to enqueue a decide",
+      timeoutMs: 10_000,
+      intervalMs: 10,
+    });
+    await decide();
+    const done = await reported;
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.next).toHaveLength(1);
+    expect(done.body.next[0]).toMatchObject({ workflowId: runId, refName: "two", queue: "chain" });
+    const lease = await t.db.selectFrom("TaskQueues").select("leaseOwner").where("taskId", "=", done.body.next[0]!.taskId).executeTakeFirstOrThrow();
+    expect(lease.leaseOwner).toBe("chain-w");
+
+    // Nothing follows "two": the wait runs out and the answer is [].
+    const startedAt = performance.now();
+    const last = await harness.api<{ next: PolledTask[] }>("POST", `/ns/${ns.name}/tasks/${done.body.next[0]!.taskId}/complete`, {
+      key: workerKey,
+      body: { workflowId: runId, workerId: "chain-w", output: {}, next: { count: 1, timeoutMs: 300 } },
+    });
+    expect(last.status, JSON.stringify(last.body)).toBe(200);
+    expect(last.body.next).toEqual([]);
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(290);
+    await decide();
+    expect(await runStatus(runId)).toMatchObject({ status: "COMPLETED" });
+  });
+
   it("refuses a report from a worker that does not hold the task (409), and an unknown task (404)", async () => {
     const name = await register(ns, adminKey, [simple("a", "held")]);
     const runId = await start(ns, adminKey, name);

@@ -80,7 +80,7 @@ export function leaseSystemTasksStatement(input: LeaseSystemTasksInput): RawBuil
     )
     UPDATE "TaskQueues" AS "q"
     SET "leaseExpiresAt" = ${now} + make_interval(secs => ${input.leaseSeconds}::double precision),
-        "leaseOwner" = ${input.owner}
+        "leaseOwner" = ${input.owner}, "leaseReport" = NULL
     WHERE "q"."queueName" = ANY (${[...input.queueNames]}::text[])
       AND "q"."id" = ANY (ARRAY(SELECT "id" FROM "candidates"))
     RETURNING "q".*`;

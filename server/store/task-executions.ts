@@ -325,6 +325,32 @@ export async function completeTaskFromWorker(
   }
 }
 
+/**
+ * The task as a worker's earlier report left it, when that report is the one
+ * `input` repeats: ended with the same status and reason, by the same worker,
+ * with the same inline output (or an offloaded one on both sides — the retry's
+ * own blob has a new ref). A retried report whose first answer was lost is
+ * refused as "not_in_progress"; this is how report-task-result.ts tells it
+ * from a report that really came too late. Undefined otherwise.
+ */
+export async function findAppliedReport(
+  db: Executor,
+  input: CompleteTaskFromWorkerInput & { workerId: string },
+): Promise<TaskExecutionRow | undefined> {
+  const offloaded = input.outputRef !== undefined && input.outputRef !== null;
+  return db
+    .selectFrom("TaskExecutions")
+    .selectAll()
+    .where("workflowId", "=", input.workflowId)
+    .where("id", "=", input.taskId)
+    .where("namespaceId", "=", input.namespaceId)
+    .where("status", "=", input.status)
+    .where("workerId", "=", input.workerId)
+    .where(sql<boolean>`"reasonForIncompletion" IS NOT DISTINCT FROM ${input.reason ?? null}`)
+    .where(offloaded ? sql<boolean>`"outputRef" IS NOT NULL` : sql<boolean>`"outputRef" IS NULL AND "output" = ${json(input.output ?? {})}::jsonb`)
+    .executeTakeFirst();
+}
+
 /** The refusal "nf_complete_task" raised (SQLSTATE NFREF; migration 0014), or undefined for any other error. */
 export function reportRefusal(error: unknown): Extract<CompleteTaskFromWorkerResult, { ok: false }> | undefined {
   if (!(error instanceof Error) || (error as { code?: unknown }).code !== "NFREF") return undefined;

@@ -287,7 +287,7 @@ describe("leaseTasks", () => {
       ]) {
         await client.query(`SET ${setting}`);
       }
-      const { rows } = await client.query(`SELECT * FROM "nf_lease_tasks"($1, 'plan', 10, 30, 'w', NULL)`, [ns]);
+      const { rows } = await client.query(`SELECT * FROM "nf_lease_tasks"($1, 'plan', 10, 30, 'w', NULL, NULL)`, [ns]);
       expect(rows).toHaveLength(10);
     } finally {
       await client.end();

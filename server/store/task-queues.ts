@@ -146,6 +146,8 @@ export interface LeaseTasksInput {
   leaseSeconds: number;
   /** Recorded as "leaseOwner" and the task's "workerId"; renew/ack/release must present it. */
   owner: string;
+  /** The task whose report this lease rides on (a report's `next`), recorded as "leaseReport" so a retried report can find what it leased. */
+  report?: string;
   now?: Date | string;
 }
 
@@ -200,7 +202,8 @@ export async function leaseTasks(db: Executor, input: LeaseTasksInput): Promise<
   const { rows } = await sql<LeasedTaskRow>`
     SELECT ${leasedTaskColumns}
     FROM "nf_lease_tasks"(${input.namespaceId}::uuid, ${input.queueName}, ${input.count}::int,
-                          ${input.leaseSeconds}::double precision, ${input.owner}, ${input.now ?? null}::timestamptz) AS "l"`.execute(db);
+                          ${input.leaseSeconds}::double precision, ${input.owner}, ${input.now ?? null}::timestamptz,
+                          ${input.report ?? null}::uuid) AS "l"`.execute(db);
   return rows.map(toLeasedTask);
 }
 
@@ -214,6 +217,7 @@ export type LeasedTaskRow = TaskExecutionRow & {
   "queue.visibleAt": Date;
   "queue.leaseExpiresAt": Date | null;
   "queue.leaseOwner": string | null;
+  "queue.leaseReport": string | null;
 };
 
 /** The select list for {@link LeasedTaskRow} from a function row aliased "l" with composite columns "queue" and "task". */
@@ -221,7 +225,7 @@ export const leasedTaskColumns = sql`(("l")."task").*,
   (("l")."queue")."queueName" AS "queue.queueName", (("l")."queue")."id" AS "queue.id", (("l")."queue")."taskType" AS "queue.taskType",
   (("l")."queue")."priority" AS "queue.priority", (("l")."queue")."enqueuedAt" AS "queue.enqueuedAt",
   (("l")."queue")."visibleAt" AS "queue.visibleAt", (("l")."queue")."leaseExpiresAt" AS "queue.leaseExpiresAt",
-  (("l")."queue")."leaseOwner" AS "queue.leaseOwner"`;
+  (("l")."queue")."leaseOwner" AS "queue.leaseOwner", (("l")."queue")."leaseReport" AS "queue.leaseReport"`;
 
 export function toLeasedTask(row: LeasedTaskRow): LeasedTask {
   const {
@@ -233,6 +237,7 @@ export function toLeasedTask(row: LeasedTaskRow): LeasedTask {
     "queue.visibleAt": visibleAt,
     "queue.leaseExpiresAt": leaseExpiresAt,
     "queue.leaseOwner": leaseOwner,
+    "queue.leaseReport": leaseReport,
     ...task
   } = row;
   const queue: TaskQueueRow = {
@@ -247,8 +252,48 @@ export function toLeasedTask(row: LeasedTaskRow): LeasedTask {
     visibleAt,
     leaseExpiresAt,
     leaseOwner,
+    leaseReport,
   };
   return { queue, task };
+}
+
+/**
+ * The tasks a report leased (its `next`, "leaseReport" = `report`) that are
+ * still leased to `owner` and in progress, in lease order: what a retried
+ * report hands over again when its first answer was lost. No index serves
+ * "leaseReport"; the scan is of one queue partition's rows, on a path taken
+ * only by a retry.
+ */
+export async function leasedByReport(
+  db: Executor,
+  input: { namespaceId: string; queueName: string; report: string; owner: string },
+): Promise<LeasedTask[]> {
+  const rows = await db
+    .selectFrom("TaskQueues as q")
+    .innerJoin("TaskExecutions as t", (join) => join.onRef("t.workflowId", "=", "q.workflowId").onRef("t.id", "=", "q.taskId"))
+    .selectAll("t")
+    .select([
+      "q.queueName as queue.queueName",
+      "q.id as queue.id",
+      "q.taskType as queue.taskType",
+      "q.priority as queue.priority",
+      "q.enqueuedAt as queue.enqueuedAt",
+      "q.visibleAt as queue.visibleAt",
+      "q.leaseExpiresAt as queue.leaseExpiresAt",
+      "q.leaseOwner as queue.leaseOwner",
+      "q.leaseReport as queue.leaseReport",
+    ])
+    .where("q.queueName", "=", input.queueName)
+    .where("q.namespaceId", "=", input.namespaceId)
+    .where("q.leaseReport", "=", input.report)
+    .where("q.leaseOwner", "=", input.owner)
+    .where("q.leaseExpiresAt", "is not", null)
+    .where("t.status", "=", "IN_PROGRESS")
+    .where("t.workerId", "=", input.owner)
+    .orderBy("q.priority", "desc")
+    .orderBy("q.id")
+    .execute();
+  return rows.map((row) => toLeasedTask(row as LeasedTaskRow));
 }
 
 /**

@@ -3,6 +3,7 @@ import { SYSTEM_QUEUE_NAMES } from "../../../engine";
 import { PayloadResolutionError, resolveTaskPayloads } from "../../payload-offload";
 import { reportTaskResult } from "../../report-task-result";
 import type { ReportTaskResultOutcome } from "../../report-task-result";
+import type { WorkerFinalStatus } from "../../store/task-executions";
 import { getTaskInNamespace } from "../../store/task-executions";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
 import { releaseLease, renewLease } from "../../store/task-queues";
@@ -11,6 +12,7 @@ import type { BlobStore } from "../../blob-store";
 import { releaseTaskGates, renewTaskGates } from "../../task-gates";
 import { MAX_POLL_TIMEOUT_MS, pollTasks } from "../../task-poller";
 import { defineRoute } from "../define-route";
+import type { RestDeps } from "../define-route";
 import { HttpProblem, validationProblem } from "../problem";
 import { TimestampSchema, UuidSchema, iso, limitSchema } from "../schemas";
 
@@ -215,20 +217,59 @@ const NextSchema = z
   .strictObject({
     count: z.int().min(1).max(MAX_POLL_COUNT),
     leaseSeconds: LeaseSecondsSchema.default(DEFAULT_LEASE_SECONDS),
+    timeoutMs: z
+      .int()
+      .min(0)
+      .max(MAX_POLL_TIMEOUT_MS)
+      .default(0)
+      .meta({ description: "When the queue has nothing for the report's own lease: wait up to this long for a task, as a long poll does (0, the default: answer at once)." }),
   })
   .optional()
   .meta({
     description:
-      "Also lease up to `count` more tasks of the same queue to this worker, in the report's own transaction (no waiting: an empty queue answers `next: []`, and the worker polls as usual). Saves a busy worker its next poll.",
+      "Also lease up to `count` more tasks of the same queue to this worker, in the report's own transaction; an empty queue answers `next: []` at once, or after waiting up to `timeoutMs` for a task. Saves a busy worker its next poll, and a worker in a chain of tasks the poll that would wait for the next one. The same report sent again after its answer was lost answers as the first did, with the tasks it leased.",
   });
 
-/** The report's answer, with the tasks `next` leased. */
-async function reportAnswer(blobs: BlobStore, outcome: Extract<ReportTaskResultOutcome, { ok: true }>, status: z.infer<typeof ReportResultSchema>["status"], asked: boolean) {
+/**
+ * A report from either route, and its answer. With `next`, the answer carries
+ * the tasks leased with the report or — when there were none and it asks to
+ * wait — the queue's next tasks as a long poll gets them, marked as leased by
+ * this report: the report has committed either way, the wait is a poll riding
+ * on its request, and a retry of the report after a lost answer gets them
+ * again (report-task-result.ts, replayedReport).
+ */
+async function reportAndAnswer(
+  { deps, namespace, taskId, signal }: { deps: RestDeps; namespace: { id: string }; taskId: string; signal: AbortSignal },
+  body: { workflowId: string; workerId: string; output?: Record<string, unknown>; next?: z.infer<typeof NextSchema> },
+  report: { status: WorkerFinalStatus; reason?: string },
+) {
+  const { next } = body;
+  const outcome = await reportTaskResult(deps, {
+    namespaceId: namespace.id,
+    workflowId: body.workflowId,
+    taskId,
+    ...report,
+    output: body.output,
+    workerId: body.workerId,
+    ...(next ? { next } : {}),
+  });
+  if (!outcome.ok) throw reportProblem(outcome);
+  const queueName = outcome.task.queueName;
+  const leased =
+    next === undefined || next.timeoutMs === 0 || outcome.leased.length > 0 || queueName === null
+      ? outcome.leased
+      : await pollTasks(
+          { db: deps.db, notifier: deps.notifier() },
+          { namespaceId: namespace.id, queueName, ...next, workerId: body.workerId, report: outcome.task.id, signal },
+        );
   return {
-    taskId: outcome.task.id,
-    workflowId: outcome.task.workflowId,
-    status,
-    ...(asked ? { next: await nextTasks(blobs, outcome.leased) } : {}),
+    status: 200 as const,
+    body: {
+      taskId: outcome.task.id,
+      workflowId: outcome.task.workflowId,
+      status: report.status,
+      ...(next !== undefined ? { next: await nextTasks(deps.blobs, leased) } : {}),
+    },
   };
 }
 
@@ -269,25 +310,15 @@ export const completeTaskRoute = defineRoute({
   auth: "work",
   operationId: "completeTask",
   summary: "Report a held task completed, with its output",
-  description: "409 when the task was already reported, cancelled or timed out, or this worker no longer holds it.",
+  description:
+    "409 when the task was already reported (by a different report), cancelled or timed out, or this worker no longer holds it. The same report sent again — a retry after a lost answer — is answered as the first was.",
   tags,
   params: TaskParams,
   body: z.strictObject({ workflowId: UuidSchema, workerId: WorkerIdSchema, output: OutputSchema, next: NextSchema }),
   responses: { 200: ReportResultSchema },
   problems: [409],
-  handler: async ({ deps, namespace, params, body }) => {
-    const outcome = await reportTaskResult(deps, {
-      namespaceId: namespace.id,
-      workflowId: body.workflowId,
-      taskId: params.taskId,
-      status: "COMPLETED",
-      output: body.output,
-      workerId: body.workerId,
-      ...(body.next ? { next: body.next } : {}),
-    });
-    if (!outcome.ok) throw reportProblem(outcome);
-    return { status: 200, body: await reportAnswer(deps.blobs, outcome, "COMPLETED", body.next !== undefined) };
-  },
+  handler: ({ deps, namespace, params, body, signal }) =>
+    reportAndAnswer({ deps, namespace, taskId: params.taskId, signal }, body, { status: "COMPLETED" }),
 });
 
 export const failTaskRoute = defineRoute({
@@ -308,21 +339,11 @@ export const failTaskRoute = defineRoute({
   }),
   responses: { 200: ReportResultSchema },
   problems: [409],
-  handler: async ({ deps, namespace, params, body }) => {
-    const status = body.retryable ? ("FAILED" as const) : ("FAILED_WITH_TERMINAL_ERROR" as const);
-    const outcome = await reportTaskResult(deps, {
-      namespaceId: namespace.id,
-      workflowId: body.workflowId,
-      taskId: params.taskId,
-      status,
-      output: body.output,
+  handler: ({ deps, namespace, params, body, signal }) =>
+    reportAndAnswer({ deps, namespace, taskId: params.taskId, signal }, body, {
+      status: body.retryable ? "FAILED" : "FAILED_WITH_TERMINAL_ERROR",
       reason: body.reason,
-      workerId: body.workerId,
-      ...(body.next ? { next: body.next } : {}),
-    });
-    if (!outcome.ok) throw reportProblem(outcome);
-    return { status: 200, body: await reportAnswer(deps.blobs, outcome, status, body.next !== undefined) };
-  },
+    }),
 });
 
 export const appendTaskLogsRoute = defineRoute({
