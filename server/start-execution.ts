@@ -1,14 +1,14 @@
 import { sql } from "kysely";
 import { z } from "zod";
 import type { Db } from "@/db/pool";
-import type { Transaction } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Database, IdempotencyStrategy } from "@/db/schema";
 import type { WorkflowDefinition } from "@/engine";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
 import { enqueueDecidesFrom } from "./store/decide-queues";
-import { claimIdempotencyKey } from "./store/idempotency-keys";
+import { claimIdempotencyKey, claimIdempotencyKeyQuery } from "./store/idempotency-keys";
 import { getWorkflowDefinition } from "./store/workflow-definitions";
 import { insertWorkflowEventsQuery } from "./store/workflow-events";
 import { getWorkflowExecution, insertWorkflowExecutionQuery } from "./store/workflow-executions";
@@ -94,51 +94,22 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
   const payload = await offloadIfLarge(blobs, workflowInput);
   const inputRef = "ref" in payload ? payload.ref : null;
 
+  // The id is needed before the insert (the key names it); a v7 like the column default, so ids stay time-ordered.
+  const workflowId = uuidv7();
+  const rows = { workflowId, def, graph, input, priority, idempotencyKey: key, payload };
   let outcome: Outcome;
   try {
-    outcome = await db.transaction().execute(async (trx): Promise<Outcome> => {
-      // The id is needed before the insert (the key names it); a v7 like the column default, so ids stay time-ordered.
-      const workflowId = uuidv7();
-
-      if (key !== null) {
-        const claim = await claimIdempotencyKey(trx, { namespaceId: input.namespaceId, key, workflowId, strategy });
-        if (!claim.claimed) {
-          const existingWorkflowId = claim.existingWorkflowId;
-          if (strategy === "RETURN_EXISTING") return { kind: "existing", workflowId: existingWorkflowId };
-          if (strategy === "FAIL") {
-            return { kind: "conflict", existingWorkflowId, message: `Idempotency key "${key}" was already used by ${existingWorkflowId}` };
-          }
-          // FAIL_ON_RUNNING: refused while the holder runs; otherwise this start takes the key over.
-          const existing = await getWorkflowExecution(trx, input.namespaceId, existingWorkflowId);
-          if (existing !== undefined && LIVE_STATUSES.has(existing.status)) {
-            return { kind: "conflict", existingWorkflowId, message: `Idempotency key "${key}" is held by ${existingWorkflowId}, which is ${existing.status}` };
-          }
-          // Compare-and-set on the holder: of several starts taking over the same
-          // finished holder at once, the first locks the key row and the others
-          // re-check this WHERE after it commits, find a new holder, and conflict.
-          const taken = await trx
-            .updateTable("IdempotencyKeys")
-            .set({ workflowId, strategy, createdAt: sql<Date>`now()` })
-            .where("namespaceId", "=", input.namespaceId)
-            .where("key", "=", key)
-            .where("workflowId", "=", existingWorkflowId)
-            .executeTakeFirst();
-          if (taken.numUpdatedRows === 0n) {
-            const holder = await trx
-              .selectFrom("IdempotencyKeys")
-              .select("workflowId")
-              .where("namespaceId", "=", input.namespaceId)
-              .where("key", "=", key)
-              .executeTakeFirst();
-            const current = holder?.workflowId ?? existingWorkflowId;
-            return { kind: "conflict", existingWorkflowId: current, message: `Idempotency key "${key}" was just taken by ${current}` };
-          }
-        }
-      }
-
-      await insertStartedExecution(trx, { workflowId, def, graph, input, priority, idempotencyKey: key, payload });
-      return { kind: "created", workflowId };
-    });
+    if (key === null) {
+      // Nothing to be atomic with: the execution's one statement commits on its own, without BEGIN and COMMIT round trips.
+      await insertStartedExecution(db, rows);
+      outcome = { kind: "created", workflowId };
+    } else {
+      // A new key (the usual case: the SDK sends one with every start) is claimed in the same one statement; a key
+      // that is held takes the transaction that reads its holder and applies the strategy.
+      outcome = (await insertStartedExecution(db, rows, { key, strategy }))
+        ? { kind: "created", workflowId }
+        : await db.transaction().execute((trx) => startWithKey(trx, rows, { key, strategy }));
+    }
   } catch (error) {
     if (inputRef !== null) await discardBlob(blobs, inputRef);
     throw error;
@@ -155,6 +126,50 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
   }
 }
 
+/** A start that names an idempotency key: the key's claim (or the existing run it names) and the rows, in one transaction. */
+async function startWithKey(
+  trx: Transaction<Database>,
+  rows: StartedExecutionRows,
+  { key, strategy }: { key: string; strategy: IdempotencyStrategy },
+): Promise<Outcome> {
+  const { workflowId, input } = rows;
+  const claim = await claimIdempotencyKey(trx, { namespaceId: input.namespaceId, key, workflowId, strategy });
+  if (!claim.claimed) {
+    const existingWorkflowId = claim.existingWorkflowId;
+    if (strategy === "RETURN_EXISTING") return { kind: "existing", workflowId: existingWorkflowId };
+    if (strategy === "FAIL") {
+      return { kind: "conflict", existingWorkflowId, message: `Idempotency key "${key}" was already used by ${existingWorkflowId}` };
+    }
+    // FAIL_ON_RUNNING: refused while the holder runs; otherwise this start takes the key over.
+    const existing = await getWorkflowExecution(trx, input.namespaceId, existingWorkflowId);
+    if (existing !== undefined && LIVE_STATUSES.has(existing.status)) {
+      return { kind: "conflict", existingWorkflowId, message: `Idempotency key "${key}" is held by ${existingWorkflowId}, which is ${existing.status}` };
+    }
+    // Compare-and-set on the holder: of several starts taking over the same
+    // finished holder at once, the first locks the key row and the others
+    // re-check this WHERE after it commits, find a new holder, and conflict.
+    const taken = await trx
+      .updateTable("IdempotencyKeys")
+      .set({ workflowId, strategy, createdAt: sql<Date>`now()` })
+      .where("namespaceId", "=", input.namespaceId)
+      .where("key", "=", key)
+      .where("workflowId", "=", existingWorkflowId)
+      .executeTakeFirst();
+    if (taken.numUpdatedRows === 0n) {
+      const holder = await trx
+        .selectFrom("IdempotencyKeys")
+        .select("workflowId")
+        .where("namespaceId", "=", input.namespaceId)
+        .where("key", "=", key)
+        .executeTakeFirst();
+      const current = holder?.workflowId ?? existingWorkflowId;
+      return { kind: "conflict", existingWorkflowId: current, message: `Idempotency key "${key}" was just taken by ${current}` };
+    }
+  }
+  await insertStartedExecution(trx, rows);
+  return { kind: "created", workflowId };
+}
+
 interface StartedExecutionRows {
   workflowId: string;
   def: { name: string; version: number };
@@ -166,16 +181,24 @@ interface StartedExecutionRows {
 }
 
 /**
- * The rows of a new execution, in the caller's transaction and in one
- * statement (two data-modifying CTEs and the decide's INSERT): the execution
+ * The rows of a new execution in one statement, in the caller's transaction or
+ * on its own (two data-modifying CTEs and the decide's INSERT): the execution
  * (RUNNING, the definition's initial variables), WORKFLOW_STARTED (seq 1: the
  * row is new, so its history is empty and invisible to every other
  * transaction until commit — appendWorkflowEvents' `newWorkflow`), and a
  * decide with reason "start". One round trip where there were three.
+ *
+ * With `claim`, the idempotency key's claim goes in the same statement, and
+ * false means another run holds the key: nothing was written. One round trip
+ * where a transaction of the claim and the rows took four.
  */
-async function insertStartedExecution(trx: Transaction<Database>, rows: StartedExecutionRows): Promise<void> {
+async function insertStartedExecution(
+  db: Kysely<Database>,
+  rows: StartedExecutionRows,
+  claim?: { key: string; strategy: IdempotencyStrategy },
+): Promise<boolean> {
   const { workflowId, def, graph, input, priority, idempotencyKey, payload } = rows;
-  const execution = insertWorkflowExecutionQuery(trx, {
+  const execution = insertWorkflowExecutionQuery(db, {
     id: workflowId,
     namespaceId: input.namespaceId,
     defName: def.name,
@@ -193,7 +216,7 @@ async function insertStartedExecution(trx: Transaction<Database>, rows: StartedE
     createdBy: input.createdBy ?? null,
   });
   const started = insertWorkflowEventsQuery(
-    trx,
+    db,
     { workflowId, namespaceId: input.namespaceId },
     [
       {
@@ -212,9 +235,25 @@ async function insertStartedExecution(trx: Transaction<Database>, rows: StartedE
     ],
     0,
   );
-  await sql`WITH "execution" AS (${execution}), "started" AS (${started})
-    ${enqueueDecidesFrom(sql`VALUES (${workflowId}::uuid, ${input.namespaceId}::uuid, 'start')`)}`.execute(trx);
+  const decide = enqueueDecidesFrom(sql`VALUES (${workflowId}::uuid, ${input.namespaceId}::uuid, 'start')`);
+  if (claim === undefined) {
+    await sql`WITH "execution" AS (${execution}), "started" AS (${started}) ${decide}`.execute(db);
+    return true;
+  }
+  const claimed = claimIdempotencyKeyQuery(db, { namespaceId: input.namespaceId, key: claim.key, workflowId, strategy: claim.strategy });
+  try {
+    // The claim returns a row only when it won the key; without one the statement refuses itself, rolling the rest back.
+    await sql`WITH "claimed" AS (${claimed}), "execution" AS (${execution}), "started" AS (${started}), "decide" AS (${decide})
+      SELECT "nf_refuse_unless"(EXISTS (SELECT 1 FROM "claimed"), ${KEY_HELD}, 'the idempotency key is held')`.execute(db);
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === KEY_HELD) return false;
+    throw error;
+  }
 }
+
+/** The SQLSTATE a one-statement start raises when its idempotency key is held (migration 0015's nf_refuse_unless). */
+const KEY_HELD = "NFKEY";
 
 export type StartNestedExecutionInput = Omit<StartExecutionInput, "idempotencyKey" | "idempotencyStrategy">;
 
