@@ -369,4 +369,28 @@ describe("evaluateBatch", () => {
     const wf = await run(good, () => ({ status: "COMPLETED" }));
     expect(wf.status).toBe("COMPLETED");
   });
+
+  it("a transaction of several workflows whose last writes fail goes on one per transaction, and names the workflow they failed for", async () => {
+    await t.db.deleteFrom("DecideQueues").execute();
+    // The last writes (every workflow's scheduled tasks in one insert) fail for one workflow's task only.
+    await sql`CREATE FUNCTION "refuse_poison_write"() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW."refName" = 'poison_write' THEN RAISE EXCEPTION 'poisoned write'; END IF; RETURN NEW; END; $$`.execute(t.db);
+    await sql`CREATE TRIGGER "refuse_poison_write" BEFORE INSERT ON "TaskExecutions" FOR EACH ROW EXECUTE FUNCTION "refuse_poison_write"()`.execute(t.db);
+    try {
+      const good = [await start(workflow([simple("g0")])), await start(workflow([simple("g1")]))];
+      const poison = await start(workflow([simple("poison_write")]));
+      const failure = await evaluateBatch(deps(), { limit: 10 }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(EvaluationError);
+      expect((failure as EvaluationError).workflowId).toBe(poison);
+      expect((failure as EvaluationError).message).toMatch(/poisoned write/);
+      // The others were evaluated, one per transaction.
+      for (const id of good) expect((await tasks(t.db, id)).map((r) => r.status)).toEqual(["SCHEDULED"]);
+      expect(await tasks(t.db, poison)).toEqual([]);
+      expect((await t.db.selectFrom("DecideQueues").select("workflowId").execute()).map((r) => r.workflowId)).toEqual([poison]);
+    } finally {
+      await sql`DROP TRIGGER "refuse_poison_write" ON "TaskExecutions"`.execute(t.db);
+      await sql`DROP FUNCTION "refuse_poison_write"()`.execute(t.db);
+      await t.db.deleteFrom("DecideQueues").execute();
+    }
+  });
 });

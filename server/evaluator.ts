@@ -29,10 +29,10 @@ import { claimAndLockWorkflows, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
 import { removeQueuedTask } from "./store/task-queues";
 import { insertAndEnqueueTasks, insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
-import type { InsertTaskInput } from "./store/task-executions";
+import type { InsertTaskInput, TaskQueueEntry } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
-import { finishEvaluation } from "./store/workflow-events";
-import type { NewWorkflowEventInput } from "./store/workflow-events";
+import { finishEvaluations } from "./store/workflow-events";
+import type { EvaluationFinish, NewWorkflowEventInput } from "./store/workflow-events";
 
 /**
  * The decider's I/O shell (DESIGN.md "Engine invariants"): claim → lock → load
@@ -111,8 +111,11 @@ export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchO
   // Set once an evaluation failed in a transaction that held others: from
   // then on one workflow per transaction, so the others commit without it.
   let failure: EvaluationError | undefined;
+  // Set when the writes of a transaction of several workflows failed (BatchedWriteFailure): the same, with no one
+  // workflow to blame yet.
+  let alone = false;
   while (evaluated < limit) {
-    const wanted = failure ? 1 : Math.min(WORKFLOWS_PER_TRANSACTION, limit - evaluated);
+    const wanted = failure || alone ? 1 : Math.min(WORKFLOWS_PER_TRANSACTION, limit - evaluated);
     let claimed: number;
     const startedAt = performance.now();
     // Each evaluation's share of its transaction, claim to commit.
@@ -128,6 +131,11 @@ export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchO
       if (error instanceof CompareAndSetMiss) {
         deps.logger?.warn({ err: error.message }, "decider: compare-and-set missed; evaluation rolled back and stays queued");
         break;
+      }
+      if (error instanceof BatchedWriteFailure) {
+        // Every claim came back with the rollback; one per transaction now finds whose the failure is.
+        alone = true;
+        continue;
       }
       if (!(error instanceof ClaimedEvaluationFailure)) throw error;
       await requeueAtBack(deps, error.workflowId, error.cause);
@@ -211,11 +219,75 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
     refRequests.push({ workflowId: wf.id, refs: await attributed(wf.id, () => refsToLoad(blueprints.get(wf.id)!, frontierRefs, unprocessed)) });
   }
   const loadedRefs = await loadLatestByRefsOf(trx, refRequests);
+  const tails: EvaluationTail[] = [];
   for (const { workflow: wf, reason } of running) {
     const loaded = { blueprint: blueprints.get(wf.id)!, frontierRows: frontiers.get(wf.id) ?? [], loadedRows: loadedRefs.get(wf.id) ?? [] };
-    await attributed(wf.id, () => evaluateClaimed(deps, trx, wf, loaded, decodeTimerReason(reason)));
+    tails.push(await attributed(wf.id, () => evaluateClaimed(deps, trx, wf, loaded, decodeTimerReason(reason))));
   }
+  // Written for every workflow at once; when it fails with several in hand, no one of them can be named, and the
+  // batch goes on one workflow per transaction, where the failure is that workflow's own.
+  if (tails.length === 1) await attributed(tails[0]!.workflow.id, () => finishTails(trx, tails));
+  else await finishTails(trx, tails).catch((error: unknown) => {
+    if (error instanceof CompareAndSetMiss) throw error;
+    throw new BatchedWriteFailure(error, claims.length);
+  });
   return claims.length;
+}
+
+/** The batched last writes of a transaction of several workflows failed (finishTails); every claim was rolled back. */
+class BatchedWriteFailure extends Error {
+  override name = "BatchedWriteFailure";
+  constructor(
+    override readonly cause: unknown,
+    /** Workflows its transaction had claimed: all rolled back. */
+    readonly claims: number,
+  ) {
+    super(`the last writes of ${claims} evaluations failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * One evaluated workflow's last writes, left by applyCommands to its caller:
+ * the last run of scheduled tasks (inserted and queued with every other
+ * workflow's of the transaction in one statement), what follows their insert,
+ * and the finish (one statement for all: finishEvaluations).
+ */
+interface EvaluationTail {
+  workflow: WorkflowExecutionRow;
+  pending: PendingSchedule;
+  afterInsert(pending: PendingSchedule, created: ReadonlyMap<string, TaskExecutionRow>): Promise<void>;
+  /** Its decide re-enqueue when it ended something unseen; then what finishEvaluations writes for it. */
+  finish(): Promise<EvaluationFinish>;
+}
+
+/** A run of scheduleTask commands and the rows they insert. */
+interface PendingSchedule {
+  batch: { command: ScheduleTaskCommand; input: OffloadedPayload }[];
+  rows: (InsertTaskInput & { enqueue?: TaskQueueEntry })[];
+}
+
+/**
+ * The evaluations' last writes, in two round trips for the whole transaction
+ * where each workflow took two: every workflow's last run of scheduled tasks
+ * in one insertAndEnqueueTasks, then every finish in one finishEvaluations.
+ * nf bench closed loop: see docs/performance.md, item 29.
+ */
+async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {
+  const rows = tails.flatMap((tail) => tail.pending.rows);
+  const created = rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows);
+  const byWorkflow = new Map<string, TaskExecutionRow[]>();
+  for (const row of created) byWorkflow.set(row.workflowId, [...(byWorkflow.get(row.workflowId) ?? []), row]);
+  const finishes: EvaluationFinish[] = [];
+  for (const tail of tails) {
+    await tail.afterInsert(tail.pending, createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
+    finishes.push(await tail.finish());
+  }
+  await finishEvaluations(trx, finishes);
+}
+
+/** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */
+function createdByKey(rows: readonly TaskExecutionRow[]): Map<string, TaskExecutionRow> {
+  return new Map(rows.map((row) => [keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt }), row]));
 }
 
 /**
@@ -250,7 +322,7 @@ async function evaluateClaimed(
   wf: WorkflowExecutionRow,
   { blueprint, frontierRows, loadedRows }: { blueprint: Blueprint; frontierRows: TaskExecutionRow[]; loadedRows: TaskExecutionRow[] },
   firedTimer: FiredTimer | undefined,
-): Promise<void> {
+): Promise<EvaluationTail> {
   const workflowId = wf.id;
 
   // Invariant 8: every payload resolved before decide sees it.
@@ -286,7 +358,7 @@ async function evaluateClaimed(
     deps.logger?.[d.level]({ workflowId, code: d.code, ref: d.ref }, `decide: ${d.message}`);
   }
 
-  await applyCommands(deps, trx, wf, frontierRows, decision.commands, now);
+  return applyCommands(deps, trx, wf, frontierRows, decision.commands, now);
 }
 
 function requireBlobs(deps: EvaluatorDeps): BlobStore {
@@ -417,12 +489,12 @@ async function applyCommands(
   frontier: readonly TaskExecutionRow[],
   commands: readonly Command[],
   nowMs: number,
-): Promise<void> {
+): Promise<EvaluationTail> {
   const now = new Date(nowMs);
   const workflowId = wf.id;
   const namespaceId = wf.namespaceId;
   const events: NewWorkflowEventInput[] = [];
-  /** Ended tasks this evaluation reacted to (decide's markSeen), stamped seen by finishEvaluation. */
+  /** Ended tasks this evaluation reacted to (decide's markSeen), stamped seen by finishEvaluations (finishTails). */
   const seen: string[] = [];
   /** Task id by identity, for rows inserted or started in this evaluation (later commands address them by key). */
   const inserted = new Map<string, string>();
@@ -472,8 +544,8 @@ async function applyCommands(
    * if each had been inserted on its own.
    */
   const scheduled: { command: ScheduleTaskCommand; input: OffloadedPayload }[] = [];
-  const flushScheduled = async (): Promise<void> => {
-    if (scheduled.length === 0) return;
+  /** The run of scheduleTask commands in hand, taken as the rows to insert (and queue). */
+  const takeScheduled = (): PendingSchedule => {
     const batch = scheduled.splice(0);
     const rows = batch.map(({ command: c, input }) => {
       const started = c.status === "IN_PROGRESS";
@@ -508,7 +580,10 @@ async function applyCommands(
         ...(queued ? { enqueue: { priority: c.priority, ...(c.runAt > nowMs ? { visibleAt: new Date(c.runAt) } : {}) } } : {}),
       };
     });
-    const created = new Map((await insertAndEnqueueTasks(trx, rows)).map((row) => [keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt }), row]));
+    return { batch, rows };
+  };
+  /** What follows the insert for each command of the run: its task id, a HUMAN task's inbox entry, TASK_SCHEDULED. */
+  const afterInsert = async ({ batch }: PendingSchedule, created: ReadonlyMap<string, TaskExecutionRow>): Promise<void> => {
     for (const { command: c } of batch) {
       const k = keyText(c.key);
       const row = created.get(k);
@@ -521,6 +596,11 @@ async function applyCommands(
       if (c.taskType === "HUMAN" && c.status === "IN_PROGRESS") await openHumanTask(trx, row, c.input, now);
       events.push({ type: "TASK_SCHEDULED", refName: c.key.ref, taskId: row.id, status: c.status, data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) } });
     }
+  };
+  const flushScheduled = async (): Promise<void> => {
+    if (scheduled.length === 0) return;
+    const pending = takeScheduled();
+    await afterInsert(pending, createdByKey(await insertAndEnqueueTasks(trx, pending.rows)));
   };
 
   for (const c of commands) {
@@ -643,7 +723,7 @@ async function applyCommands(
         await cancelTimers(trx, { workflowId, taskId: c.taskId });
         break;
       case "markSeen": {
-        // Stamped in the evaluation's last statement (finishEvaluation).
+        // Stamped in the transaction's last statement (finishEvaluations, via finishTails).
         seen.push(...c.taskIds);
         // A worker's report (and an operator's completion) ends a task without
         // writing history: the row lock is the decider's. The decider records
@@ -762,11 +842,18 @@ async function applyCommands(
       }
     }
   }
-  await flushScheduled();
-
-  if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
-  // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append are one statement.
-  await finishEvaluation(trx, wf, { seenTaskIds: seen, events, at: now });
+  // The last run of scheduled tasks and the finish are left to the caller, which writes them for every workflow of
+  // the transaction at once (finishTails): nothing after them here reads what they write.
+  return {
+    workflow: wf,
+    pending: takeScheduled(),
+    afterInsert,
+    finish: async () => {
+      if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
+      // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append.
+      return { locked: wf, seenTaskIds: seen, events, at: now };
+    },
+  };
 }
 
 function startFailure(result: Extract<StartExecutionResult, { ok: false }>): string {

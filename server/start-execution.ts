@@ -252,7 +252,7 @@ async function insertStartedExecution(
   }
 }
 
-/** The SQLSTATE a one-statement start raises when its idempotency key is held (migration 0015's nf_refuse_unless). */
+/** The SQLSTATE a one-statement start raises when its idempotency key is held (migration 0016's nf_refuse_unless). */
 const KEY_HELD = "NFKEY";
 
 export type StartNestedExecutionInput = Omit<StartExecutionInput, "idempotencyKey" | "idempotencyStrategy">;

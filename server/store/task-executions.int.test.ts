@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
 import pg from "pg";
 import { TASKS_CHANNEL, enqueueTask, leaseTasks } from "./task-queues";
-import { finishEvaluation } from "./workflow-events";
+import { finishEvaluations } from "./workflow-events";
 import {
   TaskReportRefusedError,
   completeTaskFromWorker,
@@ -184,7 +184,7 @@ describe("transitionTask / the seen watermark", () => {
     await expect(transitionTask(t.db, { workflowId: wf, taskId: a!.id, from: "IN_PROGRESS" }, { status: "FAILED", updatedAt: now })).rejects.toThrow(/endedAt/);
   });
 
-  it("finishEvaluation stamps only unseen terminal rows, and only once", async () => {
+  it("finishEvaluations stamps only unseen terminal rows, and only once", async () => {
     const wf = randomUUID();
     const rows = await insertTasks(t.db, [row(wf, "a", { status: "COMPLETED", endedAt: ended }), row(wf, "b", { status: "IN_PROGRESS" })]);
     const ids = rows.map((r) => r.id);
@@ -194,10 +194,32 @@ describe("transitionTask / the seen watermark", () => {
         r.deciderSeenAt?.getTime() ?? null,
       ]);
     const first = new Date("2026-01-01T00:00:00Z");
-    await t.db.transaction().execute((trx) => finishEvaluation(trx, { id: wf, namespaceId }, { seenTaskIds: ids, events: [], at: first }));
+    await t.db.transaction().execute((trx) => finishEvaluations(trx, [{ locked: { id: wf, namespaceId }, seenTaskIds: ids, events: [], at: first }]));
     expect(await seenAt()).toEqual([["a", first.getTime()], ["b", null]]);
-    await t.db.transaction().execute((trx) => finishEvaluation(trx, { id: wf, namespaceId }, { seenTaskIds: ids, events: [], at: new Date() }));
+    await t.db.transaction().execute((trx) => finishEvaluations(trx, [{ locked: { id: wf, namespaceId }, seenTaskIds: ids, events: [], at: new Date() }]));
     expect(await seenAt()).toEqual([["a", first.getTime()], ["b", null]]);
+  });
+
+  it("finishEvaluations writes several workflows in one call: each its own seen marks, and events numbered on from its own history", async () => {
+    const [one, two] = [randomUUID(), randomUUID()];
+    const [a] = await insertTasks(t.db, [row(one, "a", { status: "COMPLETED", endedAt: ended })]);
+    const [b] = await insertTasks(t.db, [row(two, "b", { status: "FAILED", endedAt: ended })]);
+    await t.db.insertInto("WorkflowEvents").values({ workflowId: one, seq: 1, at: ended, namespaceId, type: "WORKFLOW_STARTED", data: "{}" }).execute();
+    const at = new Date("2026-02-01T00:00:00Z");
+    await t.db.transaction().execute((trx) =>
+      finishEvaluations(trx, [
+        { locked: { id: one, namespaceId }, seenTaskIds: [a!.id], events: [{ type: "TASK_COMPLETED", refName: "a", taskId: a!.id, status: "COMPLETED" }, { type: "WORKFLOW_COMPLETED", status: "COMPLETED", data: { n: "\u0000x" } }], at },
+        // Another workflow's task id among the seen marks is not stamped: each statement is its own workflow's.
+        { locked: { id: two, namespaceId }, seenTaskIds: [b!.id, a!.id], events: [{ type: "TASK_FAILED", refName: "b", taskId: b!.id, status: "FAILED" }], at },
+      ]),
+    );
+    const events = await t.db.selectFrom("WorkflowEvents").select(["workflowId", "seq", "type", "data"]).where("workflowId", "in", [one, two]).orderBy("workflowId").orderBy("seq").execute();
+    expect(events.filter((e) => e.workflowId === one).map((e) => [e.seq, e.type])).toEqual([[1, "WORKFLOW_STARTED"], [2, "TASK_COMPLETED"], [3, "WORKFLOW_COMPLETED"]]);
+    expect(events.filter((e) => e.workflowId === two).map((e) => [e.seq, e.type])).toEqual([[1, "TASK_FAILED"]]);
+    // Through json(): the NUL is stripped (invariant 9).
+    expect(events.find((e) => e.type === "WORKFLOW_COMPLETED")?.data).toEqual({ n: "x" });
+    const seen = await t.db.selectFrom("TaskExecutions").select(["workflowId", "deciderSeenAt"]).where("workflowId", "in", [one, two]).execute();
+    expect(seen.map((r) => r.deciderSeenAt?.getTime())).toEqual([at.getTime(), at.getTime()]);
   });
 });
 

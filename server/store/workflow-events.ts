@@ -112,51 +112,50 @@ export function insertWorkflowEventsQuery(
   );
 }
 
+/** One evaluated workflow's last writes: {@link finishEvaluations}. */
+export interface EvaluationFinish {
+  /** The row the evaluation locked in the transaction. */
+  locked: { id: string; namespaceId: string };
+  /** Ended tasks it reacted to (decide's markSeen): stamped seen (invariant 4's watermark). */
+  seenTaskIds: readonly string[];
+  /** Appended in order, numbered on from the history's max "seq". */
+  events: readonly Omit<NewWorkflowEventInput, "at">[];
+  at: Date;
+}
+
 /**
- * An evaluation's last write, in one statement: stamps "deciderSeenAt" on the
- * ended tasks it reacted to (`seenTaskIds`, decide's markSeen: invariant 4's
- * watermark), bumps the execution's optimistic-concurrency "version" (every
- * committed evaluation does), and appends `events` in order, numbered on from
- * the history's max "seq" as {@link appendWorkflowEvents} does — under the
- * same precondition, met by construction here: `locked` is the row the
- * evaluation locked in `trx`. One round trip where there were four (mark, bump,
- * max, insert), on every evaluation. The events go in as one JSON array,
- * through json() (invariant 9).
+ * The evaluations' last writes, for every workflow an evaluation transaction
+ * holds, in one round trip: the SQL function "nf_finish_evaluations"
+ * (migration 0017) stamps each workflow's seen tasks, bumps its execution's
+ * optimistic-concurrency "version" (every committed evaluation does), and
+ * appends its events numbered on from its history's max "seq" as
+ * {@link appendWorkflowEvents} does — under the same precondition, met by
+ * construction: every `locked` is a row the evaluation locked in `trx`. One
+ * round trip for a transaction of eight workflows, where there was one per
+ * workflow (and four each before that: mark, bump, max, insert). The events go
+ * in as JSON, through json() (invariant 9).
  *
  * Marking seen last is safe because nothing an evaluation does after decide's
  * markSeen reads or writes those rows' watermark: they are ended, and only the
  * next evaluation looks for unseen ones.
  */
-export async function finishEvaluation(
-  trx: Transaction<Database>,
-  locked: { id: string; namespaceId: string },
-  writes: { seenTaskIds: readonly string[]; events: readonly Omit<NewWorkflowEventInput, "at">[]; at: Date },
-): Promise<void> {
-  const { seenTaskIds, events, at } = writes;
-  const rows = events.map((event, i) => ({
-    i: i + 1,
-    type: event.type,
-    refName: event.refName ?? null,
-    taskId: event.taskId ?? null,
-    status: event.status ?? null,
-    data: event.data ?? {},
+export async function finishEvaluations(trx: Transaction<Database>, finishes: readonly EvaluationFinish[]): Promise<void> {
+  if (finishes.length === 0) return;
+  const batch = finishes.map(({ locked, seenTaskIds, events, at }) => ({
+    w: locked.id,
+    ns: locked.namespaceId,
+    at: at.toISOString(),
+    seen: seenTaskIds,
+    events: events.map((event, i) => ({
+      i: i + 1,
+      type: event.type,
+      refName: event.refName ?? null,
+      taskId: event.taskId ?? null,
+      status: event.status ?? null,
+      data: event.data ?? {},
+    })),
   }));
-  await sql`
-    WITH "seen" AS (
-      UPDATE "TaskExecutions" SET "deciderSeenAt" = ${at}
-      WHERE "workflowId" = ${locked.id}::uuid AND "id" = ANY(${[...seenTaskIds]}::uuid[])
-        AND "deciderSeenAt" IS NULL AND "endedAt" IS NOT NULL
-    ), "bumped" AS (
-      UPDATE "WorkflowExecutions" SET "version" = "version" + 1, "updatedAt" = ${at}
-      WHERE "id" = ${locked.id}::uuid
-    ), "last" AS (
-      SELECT coalesce(max("seq"), 0) AS "seq" FROM "WorkflowEvents" WHERE "workflowId" = ${locked.id}::uuid
-    )
-    INSERT INTO "WorkflowEvents" ("workflowId", "seq", "at", "namespaceId", "type", "refName", "taskId", "status", "data")
-    SELECT ${locked.id}::uuid, "last"."seq" + "e"."i", ${at}, ${locked.namespaceId}::uuid,
-           "e"."type", "e"."refName", "e"."taskId", "e"."status", "e"."data"
-    FROM "last", jsonb_to_recordset(${json(rows)}::jsonb)
-      AS "e"("i" int, "type" text, "refName" text, "taskId" uuid, "status" text, "data" jsonb)`.execute(trx);
+  await sql`SELECT "nf_finish_evaluations"(${json(batch)}::jsonb)`.execute(trx);
 }
 
 export interface ReadWorkflowEventsOptions {
