@@ -1019,6 +1019,11 @@ interface CompletionCheck {
   detail: string[];
 }
 
+/** How a point is named in the progress line, the table and the notes: "open 25/s", "closed, 64 in flight". */
+function pointLabel(mode: "open" | "closed", target: number): string {
+  return mode === "open" ? `open ${target}/s` : `closed, ${target} in flight`;
+}
+
 /**
  * Zero lost, zero duplicated, over every run of every point, once all have
  * ended (a straggler of one point is often completed during the next, so
@@ -1177,7 +1182,7 @@ export function markdownTable(points: readonly PointResult[]): string {
   ];
   const rows = points.map((p) =>
     [
-      p.mode === "open" ? `open ${p.target}/s` : `closed, ${p.target} in flight`,
+      pointLabel(p.mode, p.target),
       fixed(p.offeredPerSecond),
       fixed(p.completedPerSecond),
       `${p.completed}/${p.started}`,
@@ -1241,7 +1246,7 @@ function backendsText(points: readonly PointResult[]): string[] {
     ...points.map((p) => {
       const states = Object.entries(p.activeBackends).slice(0, 6);
       const text = states.length > 0 ? states.map(([state, n]) => `${state} ${fixed(n, 2)}`).join(", ") : "none active";
-      return `- ${p.mode === "open" ? `open ${p.target}/s` : `closed, ${p.target} in flight`}: ${text}`;
+      return `- ${pointLabel(p.mode, p.target)}: ${text}`;
     }),
   ];
 }
@@ -1302,12 +1307,12 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
 
     const points: PointResult[] = [];
     for (const rate of options.rates) {
-      const point = await runPoint(driver, "open", rate, options.duration, `open ${rate}/s`);
+      const point = await runPoint(driver, "open", rate, options.duration, pointLabel("open", rate));
       points.push(point);
-      say(`open ${rate}/s: ${fixed(point.completedPerSecond)} completed/s, step p50 ${fixed(point.stepTurnaroundMs.p50)} ms, end-to-end p50 ${fixed(point.endToEndMs.p50)} ms${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
+      say(`${pointLabel("open", rate)}: ${fixed(point.completedPerSecond)} completed/s, step p50 ${fixed(point.stepTurnaroundMs.p50)} ms, end-to-end p50 ${fixed(point.endToEndMs.p50)} ms${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
     }
     if (options.closedSeconds > 0) {
-      const point = await runPoint(driver, "closed", options.closedInFlight, options.closedSeconds, `closed, ${options.closedInFlight} in flight`);
+      const point = await runPoint(driver, "closed", options.closedInFlight, options.closedSeconds, pointLabel("closed", options.closedInFlight));
       points.push(point);
       say(`closed loop: ${fixed(point.completedPerSecond)} completed/s${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
     }
@@ -1338,7 +1343,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       markdownTable(points),
       "",
       `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
-      ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${p.mode === "open" ? `open ${p.target}/s` : "closed"}: ${p.problems.join("; ")}`] : [])),
+      ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${pointLabel(p.mode, p.target)}: ${p.problems.join("; ")}`] : [])),
       ...backendsText(points),
       ...largeText(large),
       ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),

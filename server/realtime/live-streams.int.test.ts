@@ -84,9 +84,16 @@ beforeAll(async () => {
           // Backpressure as Next applies it: wait for the socket to drain before pulling more.
           if (!res.write(value)) {
             stalled.add(req.url ?? "");
-            await new Promise((resolve) => {
-              res.once("drain", resolve);
-              res.once("close", resolve);
+            // Whichever comes first takes the other listener with it: one left behind per stall piled up on a
+            // long stream (Node's MaxListenersExceededWarning on the response).
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                res.off("drain", done);
+                res.off("close", done);
+                resolve();
+              };
+              res.once("drain", done);
+              res.once("close", done);
             });
           }
           if (controller.signal.aborted) break;
