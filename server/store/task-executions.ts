@@ -338,12 +338,7 @@ export async function findAppliedReport(
   input: CompleteTaskFromWorkerInput & { workerId: string },
 ): Promise<TaskExecutionRow | undefined> {
   const offloaded = input.outputRef !== undefined && input.outputRef !== null;
-  return db
-    .selectFrom("TaskExecutions")
-    .selectAll()
-    .where("workflowId", "=", input.workflowId)
-    .where("id", "=", input.taskId)
-    .where("namespaceId", "=", input.namespaceId)
+  return taskInNamespace(db, input)
     .where("status", "=", input.status)
     .where("workerId", "=", input.workerId)
     .where(sql<boolean>`"reasonForIncompletion" IS NOT DISTINCT FROM ${input.reason ?? null}`)
@@ -373,13 +368,17 @@ export async function getTaskInNamespace(
   db: Executor,
   input: { namespaceId: string; workflowId: string; taskId: string },
 ): Promise<TaskExecutionRow | undefined> {
+  return taskInNamespace(db, input).executeTakeFirst();
+}
+
+/** The select of one task by its full address: the partition key, the id, and the namespace it must be in. */
+function taskInNamespace(db: Executor, input: { namespaceId: string; workflowId: string; taskId: string }) {
   return db
     .selectFrom("TaskExecutions")
     .selectAll()
     .where("workflowId", "=", input.workflowId)
     .where("id", "=", input.taskId)
-    .where("namespaceId", "=", input.namespaceId)
-    .executeTakeFirst();
+    .where("namespaceId", "=", input.namespaceId);
 }
 
 export class InvalidTaskCursorError extends Error {
