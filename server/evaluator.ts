@@ -255,7 +255,8 @@ class BatchedWriteFailure extends Error {
 interface EvaluationTail {
   workflow: WorkflowExecutionRow;
   pending: PendingSchedule;
-  afterInsert(pending: PendingSchedule, created: ReadonlyMap<string, TaskExecutionRow>): Promise<void>;
+  /** What follows the insert of `pending`, given the rows it inserted (by identity). */
+  afterInsert(created: ReadonlyMap<string, TaskExecutionRow>): Promise<void>;
   /** Its decide re-enqueue when it ended something unseen; then what finishEvaluations writes for it. */
   finish(): Promise<EvaluationFinish>;
 }
@@ -276,10 +277,14 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
   const rows = tails.flatMap((tail) => tail.pending.rows);
   const created = rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows);
   const byWorkflow = new Map<string, TaskExecutionRow[]>();
-  for (const row of created) byWorkflow.set(row.workflowId, [...(byWorkflow.get(row.workflowId) ?? []), row]);
+  for (const row of created) {
+    const rowsOfWorkflow = byWorkflow.get(row.workflowId);
+    if (rowsOfWorkflow) rowsOfWorkflow.push(row);
+    else byWorkflow.set(row.workflowId, [row]);
+  }
   const finishes: EvaluationFinish[] = [];
   for (const tail of tails) {
-    await tail.afterInsert(tail.pending, createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
+    await tail.afterInsert(createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
     finishes.push(await tail.finish());
   }
   await finishEvaluations(trx, finishes);
@@ -844,10 +849,11 @@ async function applyCommands(
   }
   // The last run of scheduled tasks and the finish are left to the caller, which writes them for every workflow of
   // the transaction at once (finishTails): nothing after them here reads what they write.
+  const pending = takeScheduled();
   return {
     workflow: wf,
-    pending: takeScheduled(),
-    afterInsert,
+    pending,
+    afterInsert: (created) => afterInsert(pending, created),
     finish: async () => {
       if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
       // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append.

@@ -268,32 +268,19 @@ export async function leasedByReport(
   db: Executor,
   input: { namespaceId: string; queueName: string; report: string; owner: string },
 ): Promise<LeasedTask[]> {
-  const rows = await db
-    .selectFrom("TaskQueues as q")
-    .innerJoin("TaskExecutions as t", (join) => join.onRef("t.workflowId", "=", "q.workflowId").onRef("t.id", "=", "q.taskId"))
-    .selectAll("t")
-    .select([
-      "q.queueName as queue.queueName",
-      "q.id as queue.id",
-      "q.taskType as queue.taskType",
-      "q.priority as queue.priority",
-      "q.enqueuedAt as queue.enqueuedAt",
-      "q.visibleAt as queue.visibleAt",
-      "q.leaseExpiresAt as queue.leaseExpiresAt",
-      "q.leaseOwner as queue.leaseOwner",
-      "q.leaseReport as queue.leaseReport",
-    ])
-    .where("q.queueName", "=", input.queueName)
-    .where("q.namespaceId", "=", input.namespaceId)
-    .where("q.leaseReport", "=", input.report)
-    .where("q.leaseOwner", "=", input.owner)
-    .where("q.leaseExpiresAt", "is not", null)
-    .where("t.status", "=", "IN_PROGRESS")
-    .where("t.workerId", "=", input.owner)
-    .orderBy("q.priority", "desc")
-    .orderBy("q.id")
-    .execute();
-  return rows.map((row) => toLeasedTask(row as LeasedTaskRow));
+  // Whole rows under the names "nf_lease_tasks" returns them by, so the one select list and toLeasedTask apply.
+  const { rows } = await sql<LeasedTaskRow>`
+    SELECT ${leasedTaskColumns}
+    FROM (
+      SELECT "q" AS "queue", "t" AS "task", "q"."priority", "q"."id"
+      FROM "TaskQueues" AS "q"
+      JOIN "TaskExecutions" AS "t" ON "t"."workflowId" = "q"."workflowId" AND "t"."id" = "q"."taskId"
+      WHERE "q"."queueName" = ${input.queueName} AND "q"."namespaceId" = ${input.namespaceId}::uuid
+        AND "q"."leaseReport" = ${input.report}::uuid AND "q"."leaseOwner" = ${input.owner} AND "q"."leaseExpiresAt" IS NOT NULL
+        AND "t"."status" = 'IN_PROGRESS' AND "t"."workerId" = ${input.owner}
+    ) AS "l"
+    ORDER BY "l"."priority" DESC, "l"."id"`.execute(db);
+  return rows.map(toLeasedTask);
 }
 
 /**
