@@ -7,6 +7,7 @@ import { compile, validateDefinition } from "../engine";
 import { chain, edge, node, simple, workflow } from "../engine/definition/test-fixtures";
 import type { Json } from "../engine/definition/test-fixtures";
 import { EvaluationError, evaluateBatch } from "./evaluator";
+import { LoopOutputCache } from "./loop-output-cache";
 import type { EvaluatorDeps } from "./evaluator";
 import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import { driveWorkflows } from "./testing/drive-workflows";
@@ -238,6 +239,65 @@ describe("evaluateBatch", () => {
     ]);
     expect(rows.find((r) => r.refName === "after")?.input).toEqual({ last: "body@3" });
     await expectGapFreeEvents(id);
+  });
+
+  it("with a LoopOutputCache, a running loop's output is served from it, and the loop still records every iteration", async () => {
+    const loopOutputs = new LoopOutputCache();
+    const id = await start(
+      workflow([
+        node("DO_WHILE", "loop", { loopCondition: '$["loop"].iteration < 3' }),
+        simple("a", { parent: "loop", input: { i: "${loop.output.iteration}" } }),
+        simple("b", { parent: "loop" }),
+      ]),
+    );
+    await driveWorkflows({
+      db: t.db,
+      evaluator: { ...deps(), loopOutputs },
+      namespaceId,
+      rounds: 50,
+      handler: (task) => ({ status: "COMPLETED", output: { n: `${task.refName}@${task.iteration}` } }),
+    });
+    expect((await t.db.selectFrom("WorkflowExecutions").select("status").where("id", "=", id).executeTakeFirstOrThrow()).status).toBe("COMPLETED");
+    const loop = (await tasks(t.db, id)).find((r) => r.refName === "loop")!;
+    expect(loop.output).toEqual({
+      iteration: 3,
+      "1": { a: { n: "a@1" }, b: { n: "b@1" } },
+      "2": { a: { n: "a@2" }, b: { n: "b@2" } },
+      "3": { a: { n: "a@3" }, b: { n: "b@3" } },
+    });
+    // Each evaluation read the loop row twice (frontier, then as a referenced ref): the second read came from the cache.
+    expect(loopOutputs.hits).toBeGreaterThan(0);
+  });
+
+  it("with a LoopOutputCache, a loop row changed outside the decider is read again, not served stale", async () => {
+    const loopOutputs = new LoopOutputCache();
+    const cached: EvaluatorDeps = { ...deps(), loopOutputs };
+    const id = await start(workflow([node("DO_WHILE", "loop", { loopCondition: '$["loop"].iteration < 2' }), simple("a", { parent: "loop" })]));
+    const work = async (): Promise<void> => {
+      for (const { task } of await leaseTasks(t.db, { queueName: "task", namespaceId, count: 5, leaseSeconds: 30, owner: "w1" })) {
+        const report = await completeTaskFromWorker(t.db, { namespaceId, workflowId: id, taskId: task.id, status: "COMPLETED", output: { n: task.iteration }, reason: null, workerId: "w1" });
+        expect(report.ok).toBe(true);
+      }
+    };
+    const evaluate = async (): Promise<void> => {
+      await enqueueDecide(t.db, { workflowId: id, namespaceId, reason: "test" });
+      await evaluateBatch(cached, { limit: 10 });
+    };
+    await evaluateBatch(cached, { limit: 10 }); // the loop and a@1
+    await work();
+    await evaluateBatch(cached, { limit: 10 }); // iteration 1 recorded; a@2 scheduled
+    await evaluate(); // reads the loop row as it now is
+    const before = loopOutputs.hits;
+    await evaluate(); // the same version again
+    expect(loopOutputs.hits).toBeGreaterThan(before);
+
+    await sql`UPDATE "TaskExecutions" SET "output" = "output" || '{"note": "set by hand"}'::jsonb WHERE "workflowId" = ${id} AND "refName" = 'loop'`.execute(t.db);
+    await evaluate();
+    await work();
+    await evaluateBatch(cached, { limit: 10 });
+    const loop = (await tasks(t.db, id)).find((r) => r.refName === "loop")!;
+    expect(loop.status).toBe("COMPLETED");
+    expect(loop.output).toEqual({ iteration: 2, note: "set by hand", "1": { a: { n: 1 } }, "2": { a: { n: 2 } } });
   });
 
   it("a DYNAMIC task runs as the task its input names, and an EXCLUSIVE_JOIN passes on the branch that ran", async () => {

@@ -16,6 +16,7 @@ import type {
   WorkflowEndCommand,
 } from "../engine";
 import type { BlobStore } from "./blob-store";
+import type { LoopOutputCache } from "./loop-output-cache";
 import type { RunnerLogger } from "./background-runner";
 import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
@@ -76,6 +77,8 @@ export interface EvaluatorDeps {
   now?: () => number;
   /** Told how long each evaluation took, claim to commit (metrics.ts observeEvaluation). */
   onEvaluation?: (durationMs: number, outcome: "committed" | "conflict" | "failed") => void;
+  /** Running loops' outputs already read, kept across evaluations (loop-output-cache.ts); without it every read is whole. */
+  loopOutputs?: LoopOutputCache;
 }
 
 export interface EvaluateBatchOptions {
@@ -210,7 +213,7 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
   for (const { workflow: wf } of running) {
     blueprints.set(wf.id, await attributed(wf.id, () => loadBlueprint(trx, wf.namespaceId, wf.defName, wf.defVersion)));
   }
-  const frontiers = await loadFrontiers(trx, running.map((c) => c.workflow.id));
+  const frontiers = await loadFrontiers(trx, running.map((c) => c.workflow.id), deps.loopOutputs);
   const refRequests = [];
   for (const { workflow: wf } of running) {
     const rows = frontiers.get(wf.id) ?? [];
@@ -218,7 +221,7 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
     const unprocessed: UnprocessedRef[] = rows.filter((r) => r.endedAt !== null).map((r) => ({ ref: r.refName, status: r.status }));
     refRequests.push({ workflowId: wf.id, refs: await attributed(wf.id, () => refsToLoad(blueprints.get(wf.id)!, frontierRefs, unprocessed)) });
   }
-  const loadedRefs = await loadLatestByRefsOf(trx, refRequests);
+  const loadedRefs = await loadLatestByRefsOf(trx, refRequests, deps.loopOutputs);
   const tails: EvaluationTail[] = [];
   for (const { workflow: wf, reason } of running) {
     const loaded = { blueprint: blueprints.get(wf.id)!, frontierRows: frontiers.get(wf.id) ?? [], loadedRows: loadedRefs.get(wf.id) ?? [] };

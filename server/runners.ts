@@ -7,6 +7,7 @@ import type { ScriptEvaluator } from "../engine";
 import type { BlobStore } from "./blob-store";
 import { evaluateBatch } from "./evaluator";
 import type { EvaluatorDeps } from "./evaluator";
+import { LoopOutputCache } from "./loop-output-cache";
 import { relayOutboxBatch } from "./outbox-relay";
 import type { JqTransform } from "./sandbox/jq-transform";
 import { prunePublishedOutboxEvents } from "./store/outbox-events";
@@ -122,7 +123,14 @@ const DECIDE_LANES = 4;
 const decideLoop = loop("decide", (deps) => {
   const { scripts } = deps;
   if (!scripts) throw new Error("the decider loop needs a ScriptEvaluator (deps.scripts)");
-  const evaluator: EvaluatorDeps = { db: deps.db, scripts, blobs: deps.blobs, logger: deps.logger, ...(deps.onEvaluation ? { onEvaluation: deps.onEvaluation } : {}) };
+  const evaluator: EvaluatorDeps = {
+    db: deps.db,
+    scripts,
+    blobs: deps.blobs,
+    logger: deps.logger,
+    loopOutputs: new LoopOutputCache(),
+    ...(deps.onEvaluation ? { onEvaluation: deps.onEvaluation } : {}),
+  };
   const lanes = deps.decideLanes ?? DECIDE_LANES;
   const perLane = Math.ceil(DECIDE_BATCH / lanes);
   return {

@@ -22,7 +22,12 @@ import type { AssigneeColumns } from "./human-task-support";
  * humanEscalation timer. ON CONFLICT on the task id: a re-run lands on the
  * same row and arms nothing twice.
  */
-export async function openHumanTask(trx: Transaction<Database>, task: TaskExecutionRow, input: Record<string, unknown>, now: Date): Promise<void> {
+export async function openHumanTask(
+  trx: Transaction<Database>,
+  task: Pick<TaskExecutionRow, "id" | "workflowId" | "namespaceId" | "refName">,
+  input: Record<string, unknown>,
+  now: Date,
+): Promise<void> {
   const notes: string[] = [];
   const dueSeconds = waitDurationSeconds(input.dueIn);
   const dueAt = dueSeconds !== null ? new Date(now.getTime() + dueSeconds * 1000) : null;

@@ -3,6 +3,7 @@ import type { Kysely, RawBuilder } from "kysely";
 import { json } from "../../db/json";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
+import type { LoopOutputCache } from "../loop-output-cache";
 import { notifyIfDue } from "./task-queues";
 
 /**
@@ -46,13 +47,18 @@ export async function loadFrontier(db: Executor, workflowId: string): Promise<Ta
  * indexes of all sixteen partitions: 1.0 ms a call in the closed-loop bench,
  * against 0.1 ms for the same pattern here in loadLatestByRefsOf.
  */
-export async function loadFrontiers(db: Executor, workflowIds: readonly string[]): Promise<Map<string, TaskExecutionRow[]>> {
+export async function loadFrontiers(
+  db: Executor,
+  workflowIds: readonly string[],
+  loopOutputs?: LoopOutputCache,
+): Promise<Map<string, TaskExecutionRow[]>> {
   const byWorkflow = new Map<string, TaskExecutionRow[]>(workflowIds.map((id) => [id, []]));
   if (workflowIds.length === 0) return byWorkflow;
+  const held = loopOutputs?.snapshot();
   const { rows } = await sql<TaskExecutionRow>`
     SELECT "f".* FROM unnest(${[...workflowIds]}::uuid[]) AS "w"("id")
-    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`)}) AS "f"`.execute(db);
-  for (const row of rows) byWorkflow.get(row.workflowId)?.push(row);
+    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, held)}) AS "f"`.execute(db);
+  for (const row of withLoopOutputs(rows, loopOutputs, held)) byWorkflow.get(row.workflowId)?.push(row);
   return byWorkflow;
 }
 
@@ -61,9 +67,9 @@ export function frontierStatement(workflowId: string): RawBuilder<TaskExecutionR
   return frontierWhere(sql`"t"."workflowId" = ${workflowId}::uuid`);
 }
 
-function frontierWhere(workflows: RawBuilder<unknown>): RawBuilder<TaskExecutionRow> {
+function frontierWhere(workflows: RawBuilder<unknown>, held?: ReadonlyMap<string, unknown>): RawBuilder<TaskExecutionRow> {
   return sql<TaskExecutionRow>`
-    SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
+    SELECT ${taskColumns(held)} FROM "TaskExecutions" AS "t"
     WHERE ${workflows} AND "t"."deciderSeenAt" IS NULL`;
 }
 
@@ -92,33 +98,75 @@ export async function loadLatestByRefs(
 export async function loadLatestByRefsOf(
   db: Executor,
   requests: ReadonlyArray<{ workflowId: string; refs: readonly string[] }>,
+  loopOutputs?: LoopOutputCache,
 ): Promise<Map<string, TaskExecutionRow[]>> {
   const byWorkflow = new Map<string, TaskExecutionRow[]>(requests.map((r) => [r.workflowId, []]));
   const pairs = requests.flatMap((r) => r.refs.map((ref) => [r.workflowId, ref] as const));
   if (pairs.length === 0) return byWorkflow;
+  const held = loopOutputs?.snapshot();
   const { rows } = await sql<TaskExecutionRow>`
     SELECT "l".* FROM unnest(${pairs.map((p) => p[0])}::uuid[], ${pairs.map((p) => p[1])}::text[]) AS "r"("workflowId", "ref")
     CROSS JOIN LATERAL (
-      SELECT ${taskColumns()} FROM "TaskExecutions" AS "t"
+      SELECT ${taskColumns(held)} FROM "TaskExecutions" AS "t"
       WHERE "t"."workflowId" = "r"."workflowId" AND "t"."refName" = "r"."ref"
       ORDER BY "t"."iteration" DESC, "t"."attempt" DESC
       LIMIT 1
     ) AS "l"`.execute(db);
-  for (const row of rows) byWorkflow.get(row.workflowId)?.push(row);
+  for (const row of withLoopOutputs(rows, loopOutputs, held)) byWorkflow.get(row.workflowId)?.push(row);
   return byWorkflow;
 }
 
-/** Every column, with a running dynamic fork's input elided (see loadFrontier). */
-function taskColumns() {
+/**
+ * Every column, with a running dynamic fork's input elided (see loadFrontier).
+ * Given the row versions a LoopOutputCache holds (`held`), also each row's
+ * version ("rowVersion", `"<id>:<xmin>"`), and NULL for the output of a running
+ * DO_WHILE row whose version is held: {@link withLoopOutputs} fills it in.
+ */
+function taskColumns(held?: ReadonlyMap<string, unknown>) {
+  const output =
+    held === undefined
+      ? sql`"t"."output"`
+      : sql`CASE WHEN "t"."taskType" = 'DO_WHILE' AND "t"."endedAt" IS NULL AND "t"."outputRef" IS NULL
+          AND ("t"."id"::text || ':' || "t"."xmin"::text) = ANY(${[...held.keys()]}::text[])
+        THEN NULL ELSE "t"."output" END AS "output", "t"."id"::text || ':' || "t"."xmin"::text AS "rowVersion"`;
   return sql`"t"."id", "t"."workflowId", "t"."namespaceId", "t"."refName", "t"."iteration", "t"."attempt",
     "t"."taskType", "t"."taskDefName", "t"."queueName", "t"."domain", "t"."status",
     CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN '{}'::jsonb ELSE "t"."input" END AS "input",
-    "t"."output",
+    ${output},
     CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN NULL ELSE "t"."inputRef" END AS "inputRef",
     "t"."outputRef", "t"."pollCount", "t"."workerId", "t"."scheduledAt", "t"."firstScheduledAt", "t"."startedAt",
     "t"."endedAt", "t"."updatedAt", "t"."callbackAfterSeconds", "t"."responseTimeoutSeconds", "t"."timeoutSeconds",
     "t"."pollTimeoutSeconds", "t"."reasonForIncompletion", "t"."deciderSeenAt", "t"."parentRef", "t"."forkIndex",
     "t"."subWorkflowId"`;
+}
+
+/**
+ * Rows read through taskColumns(held): the outputs Postgres left out come from
+ * `held`, and the outputs of running inline DO_WHILE rows read in full are
+ * remembered (server/loop-output-cache.ts says why). The row versions go.
+ */
+function withLoopOutputs(
+  rows: TaskExecutionRow[],
+  cache: LoopOutputCache | undefined,
+  held: ReadonlyMap<string, Record<string, unknown>> | undefined,
+): TaskExecutionRow[] {
+  if (cache === undefined || held === undefined) return rows;
+  for (const row of rows as (TaskExecutionRow & { rowVersion?: string })[]) {
+    const version = row.rowVersion!;
+    delete row.rowVersion;
+    const heldOutput = held.get(version);
+    if (row.output === null && heldOutput !== undefined) {
+      row.output = heldOutput;
+      cache.used(version);
+    } else if (row.taskType === "DO_WHILE" && row.endedAt === null && row.outputRef === null && isRecord(row.output)) {
+      cache.remember(version, row.output);
+    }
+  }
+  return rows;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A row to insert; JSONB fields are plain values here and pass through json() (invariant 9). */
@@ -221,12 +269,16 @@ export interface TaskTransition {
  * returns the updated row, or undefined when the row is gone or has moved on —
  * the caller then rolls back (the decider re-enqueues itself). Addressed by id,
  * or by identity for a row inserted earlier in the same transaction.
+ *
+ * The row comes back without its input and output: the caller wrote what
+ * changed of them, and a running loop's output is the whole loop's history
+ * (loop-output-cache.ts), which every iteration's update sent back to be parsed.
  */
 export async function transitionTask(
   db: Executor,
   target: { workflowId: string; from: TaskStatus } & ({ taskId: string } | { key: { ref: string; iteration: number; attempt: number } }),
   change: TaskTransition,
-): Promise<TaskExecutionRow | undefined> {
+): Promise<TransitionedTask | undefined> {
   if (change.status !== undefined && isTerminalTaskStatus(change.status) && change.endedAt === undefined) {
     throw new Error(`transitionTask: terminal status ${change.status} needs endedAt`);
   }
@@ -250,8 +302,18 @@ export async function transitionTask(
           .where("refName", "=", target.key.ref)
           .where("iteration", "=", target.key.iteration)
           .where("attempt", "=", target.key.attempt);
-  return query.returningAll().executeTakeFirst();
+  return query.returning(TRANSITIONED_COLUMNS).executeTakeFirst();
 }
+
+/** A task row as {@link transitionTask} returns it (its return type fails to compile when a column is missing here). */
+export type TransitionedTask = Omit<TaskExecutionRow, "input" | "output">;
+
+const TRANSITIONED_COLUMNS = [
+  "id", "workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType", "taskDefName", "queueName", "domain", "status",
+  "inputRef", "outputRef", "pollCount", "workerId", "scheduledAt", "firstScheduledAt", "startedAt", "endedAt", "updatedAt",
+  "callbackAfterSeconds", "responseTimeoutSeconds", "timeoutSeconds", "pollTimeoutSeconds", "reasonForIncompletion",
+  "deciderSeenAt", "parentRef", "forkIndex", "subWorkflowId",
+] as const satisfies readonly Exclude<keyof TaskExecutionRow, "input" | "output">[];
 
 /** The statuses a worker may report as final. */
 export type WorkerFinalStatus = "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR";
