@@ -120,7 +120,10 @@ export async function loadLatestByRefsOf(
  * Every column, with a running dynamic fork's input elided (see loadFrontier).
  * Given the row versions a LoopOutputCache holds (`held`), also each row's
  * version ("rowVersion", `"<id>:<xmin>"`), and NULL for the output of a running
- * DO_WHILE row whose version is held: {@link withLoopOutputs} fills it in.
+ * DO_WHILE row whose version is held: {@link withLoopOutputs} fills it in. The
+ * version is the last column, so deleting it from the row is V8's fast path
+ * (back to the shape before it); any other property's delete leaves every row
+ * a slow dictionary object for the rest of the evaluation.
  */
 function taskColumns(held?: ReadonlyMap<string, unknown>) {
   const output =
@@ -128,7 +131,7 @@ function taskColumns(held?: ReadonlyMap<string, unknown>) {
       ? sql`"t"."output"`
       : sql`CASE WHEN "t"."taskType" = 'DO_WHILE' AND "t"."endedAt" IS NULL AND "t"."outputRef" IS NULL
           AND ("t"."id"::text || ':' || "t"."xmin"::text) = ANY(${[...held.keys()]}::text[])
-        THEN NULL ELSE "t"."output" END AS "output", "t"."id"::text || ':' || "t"."xmin"::text AS "rowVersion"`;
+        THEN NULL ELSE "t"."output" END AS "output"`;
   return sql`"t"."id", "t"."workflowId", "t"."namespaceId", "t"."refName", "t"."iteration", "t"."attempt",
     "t"."taskType", "t"."taskDefName", "t"."queueName", "t"."domain", "t"."status",
     CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN '{}'::jsonb ELSE "t"."input" END AS "input",
@@ -137,7 +140,7 @@ function taskColumns(held?: ReadonlyMap<string, unknown>) {
     "t"."outputRef", "t"."pollCount", "t"."workerId", "t"."scheduledAt", "t"."firstScheduledAt", "t"."startedAt",
     "t"."endedAt", "t"."updatedAt", "t"."callbackAfterSeconds", "t"."responseTimeoutSeconds", "t"."timeoutSeconds",
     "t"."pollTimeoutSeconds", "t"."reasonForIncompletion", "t"."deciderSeenAt", "t"."parentRef", "t"."forkIndex",
-    "t"."subWorkflowId"`;
+    "t"."subWorkflowId"${held === undefined ? sql`` : sql`, "t"."id"::text || ':' || "t"."xmin"::text AS "rowVersion"`}`;
 }
 
 /**
