@@ -19,10 +19,12 @@
  * the output of a row whose current version is one of them — it neither
  * detoasts nor sends it — and the caller fills it in from here.
  *
- * Only inline outputs are held (an offloaded one is read as before), and each
- * is deep-frozen: decide receives the same object in every evaluation, so a
- * mutation of it would leak from one evaluation into the next — frozen, it
- * throws instead.
+ * Only inline outputs are held (an offloaded one is read as before), so the
+ * cache holds at most `capacity` outputs of at most 256 KB of JSON each (the
+ * offload threshold) — tens of MB of objects at worst, a few kB for most
+ * loops. Each is deep-frozen: decide receives the same object in every
+ * evaluation, so a mutation of it would leak from one evaluation into the
+ * next — frozen, it throws instead.
  */
 export class LoopOutputCache {
   private readonly entries = new Map<string, Record<string, unknown>>();
