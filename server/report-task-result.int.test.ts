@@ -135,6 +135,31 @@ describe("reportTaskResult", () => {
     expect(await row(workflowId)).toMatchObject({ status: "COMPLETED", output: { first: true }, outputRef: null });
   });
 
+  it("answers without the ended task's input and output (the worker has them), and with the tasks its `next` leased whole", async () => {
+    const workflowId = randomUUID();
+    const queueName = `q-${randomUUID().slice(0, 8)}`;
+    const [ending, following] = await insertTasks(t.db, [
+      { workflowId, namespaceId, refName: "a", iteration: 0, attempt: 0, taskType: "SIMPLE", taskDefName: queueName, queueName, input: { big: "x".repeat(10_000) } },
+      { workflowId, namespaceId, refName: "b", iteration: 0, attempt: 0, taskType: "SIMPLE", taskDefName: queueName, queueName, input: { k: 1 } },
+    ]);
+    await enqueueTask(t.db, { queueName, taskId: ending!.id, workflowId, namespaceId, taskType: "SIMPLE", priority: 0 });
+    expect((await leaseTasks(t.db, { queueName, namespaceId, count: 1, leaseSeconds: 60, owner: "w1" })).map((l) => l.task.id)).toEqual([ending!.id]);
+    await enqueueTask(t.db, { queueName, taskId: following!.id, workflowId, namespaceId, taskType: "SIMPLE", priority: 0 });
+
+    const report = await reportTaskResult(
+      { db: t.db, blobs },
+      { namespaceId, workflowId, taskId: ending!.id, status: "COMPLETED", output: { n: 1 }, workerId: "w1", next: { count: 1, leaseSeconds: 60 } },
+    );
+    if (!report.ok) throw new Error(JSON.stringify(report));
+    expect(report.task).toMatchObject({ id: ending!.id, status: "COMPLETED", queueName });
+    expect(Object.keys(report.task)).not.toContain("input");
+    expect(Object.keys(report.task)).not.toContain("output");
+    expect(report.leased.map((l) => [l.task.id, l.task.input, l.task.status])).toEqual([[following!.id, { k: 1 }, "IN_PROGRESS"]]);
+    // The row has them, as reported.
+    const stored = await t.db.selectFrom("TaskExecutions").select(["input", "output"]).where("workflowId", "=", workflowId).where("id", "=", ending!.id).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ input: { big: "x".repeat(10_000) }, output: { n: 1 } });
+  });
+
   it("answers the same report sent again (its answer was lost) as it answered the first, with the tasks its `next` leased", async () => {
     const { workflowId, taskId, queueName } = await leasedTask("w1");
     const queued = async () => {

@@ -5,9 +5,9 @@ import type { Database, TaskExecutionRow, TaskStatus } from "../db/schema";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import { json } from "../db/json";
-import { TaskReportRefusedError, completeTaskFromWorker, findAppliedReport, reportRefusal } from "./store/task-executions";
-import type { WorkerFinalStatus } from "./store/task-executions";
-import { leasedByReport, leasedTaskColumns, toLeasedTask } from "./store/task-queues";
+import { TASK_COLUMNS_WITHOUT_PAYLOADS, TaskReportRefusedError, completeTaskFromWorker, findAppliedReport, reportRefusal } from "./store/task-executions";
+import type { TaskWithoutPayloads, WorkerFinalStatus } from "./store/task-executions";
+import { leasedByReport, leasedQueueColumns, toLeasedTask } from "./store/task-queues";
 import type { LeasedTask, LeasedTaskRow } from "./store/task-queues";
 import { wakeDeciders } from "./decide-wake";
 import { leaseGatedTasks } from "./task-gates";
@@ -68,7 +68,8 @@ export type ReportRefusal = "not_found" | "not_in_progress" | "not_held" | "inva
 export type ReportTaskResultOutcome =
   | {
       ok: true;
-      task: TaskExecutionRow;
+      /** The task as it ended, without its input and output (the caller sent the output). */
+      task: TaskWithoutPayloads;
       /** Set when the output went to the blob store. */
       outputRef: string | null;
       /** What `next` leased; [] without it. */
@@ -143,6 +144,18 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
 }
 
 /**
+ * "nf_report_task"'s rows as the lease functions' (leasedTaskColumns), except
+ * that the ended task's row — the one without a queue row — comes without its
+ * input and output: Postgres sent back the output the worker had just sent and
+ * the task's input, each up to 256 KB inline, for this process to parse and
+ * drop on every report.
+ */
+const reportedTaskColumns = sql`${sql.raw(TASK_COLUMNS_WITHOUT_PAYLOADS.map((c) => `(("l")."task")."${c}"`).join(", "))},
+  CASE WHEN ("l")."queue" IS NULL THEN NULL ELSE (("l")."task")."input" END AS "input",
+  CASE WHEN ("l")."queue" IS NULL THEN NULL ELSE (("l")."task")."output" END AS "output",
+  ${leasedQueueColumns}`;
+
+/**
  * The report as one call of "nf_report_task" (migration 0014): the completion,
  * then — with `next` — the next lease of the same queue, one round trip where
  * a transaction of the two took six. A queue with gates (rate limit,
@@ -153,12 +166,12 @@ export async function reportTaskResult(deps: ReportTaskResultDeps, input: Report
 async function reportInOneStatement(
   db: Db,
   input: Parameters<typeof completeTaskFromWorker>[1] & { next?: { count: number; leaseSeconds: number } },
-): Promise<{ task: TaskExecutionRow; leased: LeasedTask[] }> {
+): Promise<{ task: TaskWithoutPayloads; leased: LeasedTask[] }> {
   const next = input.next;
   let rows: (LeasedTaskRow & { gated: boolean | null })[];
   try {
     ({ rows } = await sql<LeasedTaskRow & { gated: boolean | null }>`
-      SELECT ${leasedTaskColumns}, "l"."gated"
+      SELECT ${reportedTaskColumns}, "l"."gated"
       FROM "nf_report_task"(${input.namespaceId}::uuid, ${input.workflowId}::uuid, ${input.taskId}::uuid,
         ${input.status}, ${json(input.output ?? {})}::jsonb, ${input.outputRef ?? null}, ${input.reason ?? null},
         ${input.workerId ?? null}, ${input.now ?? null}::timestamptz, ${next?.count ?? 0}::int,
@@ -172,8 +185,8 @@ async function reportInOneStatement(
   wakeDeciders(db);
   const [ended, ...leasedRows] = rows;
   const { gated, ...endedRow } = ended!;
-  // The ended task's row has no queue ("queue" NULL): only its task half is wanted.
-  const { task } = toLeasedTask(endedRow);
+  // The ended task's row has no queue ("queue" NULL) and no payloads (reportedTaskColumns): only its task half is wanted.
+  const { input: _input, output: _output, ...task } = toLeasedTask(endedRow).task;
   let leased = leasedRows.map(({ gated: _gated, ...row }) => toLeasedTask(row));
   if (next && gated && input.workerId !== undefined && task.queueName !== null) {
     // The completion has committed: a lease that fails now must not turn the

@@ -4,6 +4,7 @@ import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "../payload-
 import { reportTaskResult } from "../report-task-result";
 import { findForkTask, findRetryOf, recordTaskProgress, taskSequenceNumbers, workflowHeaders } from "../store/conductor-queries";
 import { getTaskInNamespace } from "../store/task-executions";
+import type { TaskWithoutPayloads } from "../store/task-executions";
 import { appendTaskLogs } from "../store/task-logs";
 import { defer, renewLease } from "../store/task-queues";
 import { releaseTaskGates, renewTaskGates } from "../task-gates";
@@ -124,7 +125,8 @@ export interface ConductorTaskResult {
 }
 
 export interface ConductorUpdateOutcome {
-  task: TaskExecutionRow;
+  /** The task after the update; its input and output are not needed by the answer (reportTaskResult leaves them out). */
+  task: TaskWithoutPayloads;
   /** What happened, for tests and logs. */
   effect: "extended" | "progress" | "ended" | "ignored";
 }

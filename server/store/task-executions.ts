@@ -281,7 +281,7 @@ export async function transitionTask(
   db: Executor,
   target: { workflowId: string; from: TaskStatus } & ({ taskId: string } | { key: { ref: string; iteration: number; attempt: number } }),
   change: TaskTransition,
-): Promise<TransitionedTask | undefined> {
+): Promise<TaskWithoutPayloads | undefined> {
   if (change.status !== undefined && isTerminalTaskStatus(change.status) && change.endedAt === undefined) {
     throw new Error(`transitionTask: terminal status ${change.status} needs endedAt`);
   }
@@ -305,13 +305,18 @@ export async function transitionTask(
           .where("refName", "=", target.key.ref)
           .where("iteration", "=", target.key.iteration)
           .where("attempt", "=", target.key.attempt);
-  return query.returning(TRANSITIONED_COLUMNS).executeTakeFirst();
+  return query.returning(TASK_COLUMNS_WITHOUT_PAYLOADS).executeTakeFirst();
 }
 
-/** A task row as {@link transitionTask} returns it (its return type fails to compile when a column is missing here). */
-export type TransitionedTask = Omit<TaskExecutionRow, "input" | "output">;
+/**
+ * A task row without its input and output, as {@link transitionTask} and a
+ * worker's report return it: the caller has what it wrote of them, and they
+ * can be hundreds of KB each. Return types built from
+ * {@link TASK_COLUMNS_WITHOUT_PAYLOADS} fail to compile when a column is missing there.
+ */
+export type TaskWithoutPayloads = Omit<TaskExecutionRow, "input" | "output">;
 
-const TRANSITIONED_COLUMNS = [
+export const TASK_COLUMNS_WITHOUT_PAYLOADS = [
   "id", "workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType", "taskDefName", "queueName", "domain", "status",
   "inputRef", "outputRef", "pollCount", "workerId", "scheduledAt", "firstScheduledAt", "startedAt", "endedAt", "updatedAt",
   "callbackAfterSeconds", "responseTimeoutSeconds", "timeoutSeconds", "pollTimeoutSeconds", "reasonForIncompletion",

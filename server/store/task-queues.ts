@@ -220,12 +220,16 @@ export type LeasedTaskRow = TaskExecutionRow & {
   "queue.leaseReport": string | null;
 };
 
+/** The queue row's half of a {@link LeasedTaskRow}, from a function row aliased "l" with a composite column "queue". */
+export const leasedQueueColumns = sql`(("l")."queue")."queueName" AS "queue.queueName", (("l")."queue")."id" AS "queue.id",
+  (("l")."queue")."taskType" AS "queue.taskType", (("l")."queue")."priority" AS "queue.priority",
+  (("l")."queue")."enqueuedAt" AS "queue.enqueuedAt", (("l")."queue")."visibleAt" AS "queue.visibleAt",
+  (("l")."queue")."leaseExpiresAt" AS "queue.leaseExpiresAt", (("l")."queue")."leaseOwner" AS "queue.leaseOwner",
+  (("l")."queue")."leaseReport" AS "queue.leaseReport"`;
+
 /** The select list for {@link LeasedTaskRow} from a function row aliased "l" with composite columns "queue" and "task". */
-export const leasedTaskColumns = sql`(("l")."task").*,
-  (("l")."queue")."queueName" AS "queue.queueName", (("l")."queue")."id" AS "queue.id", (("l")."queue")."taskType" AS "queue.taskType",
-  (("l")."queue")."priority" AS "queue.priority", (("l")."queue")."enqueuedAt" AS "queue.enqueuedAt",
-  (("l")."queue")."visibleAt" AS "queue.visibleAt", (("l")."queue")."leaseExpiresAt" AS "queue.leaseExpiresAt",
-  (("l")."queue")."leaseOwner" AS "queue.leaseOwner", (("l")."queue")."leaseReport" AS "queue.leaseReport"`;
+export const leasedTaskColumns = sql`(("l")."task").*, ${leasedQueueColumns}`;
+
 
 export function toLeasedTask(row: LeasedTaskRow): LeasedTask {
   const {
