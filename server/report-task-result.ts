@@ -68,7 +68,7 @@ export type ReportRefusal = "not_found" | "not_in_progress" | "not_held" | "inva
 export type ReportTaskResultOutcome =
   | {
       ok: true;
-      /** The task as it ended, without its input and output (the caller sent the output). */
+      /** The task as it ended. Its input and output are not part of the answer: the usual path leaves them out (reportedTaskColumns), and the caller sent the output. */
       task: TaskWithoutPayloads;
       /** Set when the output went to the blob store. */
       outputRef: string | null;
