@@ -241,7 +241,7 @@ describe("evaluateBatch", () => {
     await expectGapFreeEvents(id);
   });
 
-  it("with a LoopOutputCache, a running loop's output is served from it, and the loop still records every iteration", async () => {
+  it("with a LoopOutputCache, the loop still records every iteration", async () => {
     const loopOutputs = new LoopOutputCache();
     const id = await start(
       workflow([
@@ -265,8 +265,6 @@ describe("evaluateBatch", () => {
       "2": { a: { n: "a@2" }, b: { n: "b@2" } },
       "3": { a: { n: "a@3" }, b: { n: "b@3" } },
     });
-    // Each evaluation read the loop row twice (frontier, then as a referenced ref): the second read came from the cache.
-    expect(loopOutputs.hits).toBeGreaterThan(0);
   });
 
   it("with a LoopOutputCache, a loop row changed outside the decider is read again, not served stale", async () => {

@@ -29,7 +29,7 @@ import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle"
 import { claimAndLockWorkflows, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
 import { removeQueuedTask } from "./store/task-queues";
-import { insertAndEnqueueTasks, insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
+import { EvaluationReads, insertAndEnqueueTasks, insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
 import type { InsertTaskInput, TaskQueueEntry } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
 import { finishEvaluations } from "./store/workflow-events";
@@ -213,7 +213,9 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
   for (const { workflow: wf } of running) {
     blueprints.set(wf.id, await attributed(wf.id, () => loadBlueprint(trx, wf.namespaceId, wf.defName, wf.defVersion)));
   }
-  const frontiers = await loadFrontiers(trx, running.map((c) => c.workflow.id), deps.loopOutputs);
+  // What the two reads share, so neither payload of a row is read twice (task-executions.ts).
+  const reads = new EvaluationReads(deps.loopOutputs);
+  const frontiers = await loadFrontiers(trx, running.map((c) => c.workflow.id), reads);
   const refRequests = [];
   for (const { workflow: wf } of running) {
     const rows = frontiers.get(wf.id) ?? [];
@@ -221,7 +223,7 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
     const unprocessed: UnprocessedRef[] = rows.filter((r) => r.endedAt !== null).map((r) => ({ ref: r.refName, status: r.status }));
     refRequests.push({ workflowId: wf.id, refs: await attributed(wf.id, () => refsToLoad(blueprints.get(wf.id)!, frontierRefs, unprocessed)) });
   }
-  const loadedRefs = await loadLatestByRefsOf(trx, refRequests, deps.loopOutputs);
+  const loadedRefs = await loadLatestByRefsOf(trx, refRequests, reads);
   const tails: EvaluationTail[] = [];
   for (const { workflow: wf, reason } of running) {
     const loaded = { blueprint: blueprints.get(wf.id)!, frontierRows: frontiers.get(wf.id) ?? [], loadedRows: loadedRefs.get(wf.id) ?? [] };

@@ -6,6 +6,7 @@ import pg from "pg";
 import { TASKS_CHANNEL, enqueueTask, leaseTasks } from "./task-queues";
 import { finishEvaluations } from "./workflow-events";
 import {
+  EvaluationReads,
   TaskReportRefusedError,
   completeTaskFromWorker,
   frontierStatement,
@@ -170,6 +171,32 @@ describe("loadFrontier / loadLatestByRefs", () => {
     expect(refs(latest.get(two))).toEqual(["a.1"]);
     expect(latest.get(none)).toEqual([]);
     expect(await loadFrontiers(t.db, [])).toEqual(new Map());
+  });
+});
+
+describe("EvaluationReads", () => {
+  it("a row already read in the same version comes back with the payloads in hand, not read again; a changed row is read whole", async () => {
+    const wf = randomUUID();
+    const big = { text: "x".repeat(5000) };
+    const [a] = await insertTasks(t.db, [row(wf, "a", { status: "COMPLETED", endedAt: ended, input: big, output: { n: 1 } }), row(wf, "b", { input: { k: 2 } })]);
+    const reads = new EvaluationReads();
+    const frontier = (await loadFrontiers(t.db, [wf], reads)).get(wf)!;
+    const inFrontier = frontier.find((r) => r.refName === "a")!;
+    expect(inFrontier.input).toEqual(big);
+    const latest = (await loadLatestByRefsOf(t.db, [{ workflowId: wf, refs: ["a", "b"] }], reads)).get(wf)!;
+    const again = latest.find((r) => r.refName === "a")!;
+    // The same objects: Postgres left them out (NULL) and the copy in hand filled them in.
+    expect(again.input).toBe(inFrontier.input);
+    expect(again.output).toBe(inFrontier.output);
+    expect(again).toEqual(inFrontier);
+    expect(Object.keys(again)).not.toContain("rowVersion");
+
+    // Changed since: a new version, read whole.
+    await sql`UPDATE "TaskExecutions" SET "output" = '{"n": 2}' WHERE "workflowId" = ${wf} AND "id" = ${a!.id}`.execute(t.db);
+    const changed = (await loadLatestByRefsOf(t.db, [{ workflowId: wf, refs: ["a"] }], reads)).get(wf)![0]!;
+    expect(changed.output).toEqual({ n: 2 });
+    expect(changed.input).toEqual(big);
+    expect(changed.input).not.toBe(inFrontier.input);
   });
 });
 

@@ -50,15 +50,15 @@ export async function loadFrontier(db: Executor, workflowId: string): Promise<Ta
 export async function loadFrontiers(
   db: Executor,
   workflowIds: readonly string[],
-  loopOutputs?: LoopOutputCache,
+  reads?: EvaluationReads,
 ): Promise<Map<string, TaskExecutionRow[]>> {
   const byWorkflow = new Map<string, TaskExecutionRow[]>(workflowIds.map((id) => [id, []]));
   if (workflowIds.length === 0) return byWorkflow;
-  const held = loopOutputs?.snapshot();
+  const known = reads?.known();
   const { rows } = await sql<TaskExecutionRow>`
     SELECT "f".* FROM unnest(${[...workflowIds]}::uuid[]) AS "w"("id")
-    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, held)}) AS "f"`.execute(db);
-  for (const row of withLoopOutputs(rows, loopOutputs, held)) byWorkflow.get(row.workflowId)?.push(row);
+    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, known)}) AS "f"`.execute(db);
+  for (const row of withKnownPayloads(rows, reads, known)) byWorkflow.get(row.workflowId)?.push(row);
   return byWorkflow;
 }
 
@@ -67,9 +67,9 @@ export function frontierStatement(workflowId: string): RawBuilder<TaskExecutionR
   return frontierWhere(sql`"t"."workflowId" = ${workflowId}::uuid`);
 }
 
-function frontierWhere(workflows: RawBuilder<unknown>, held?: ReadonlyMap<string, unknown>): RawBuilder<TaskExecutionRow> {
+function frontierWhere(workflows: RawBuilder<unknown>, known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
   return sql<TaskExecutionRow>`
-    SELECT ${taskColumns(held)} FROM "TaskExecutions" AS "t"
+    SELECT ${taskColumns(known)} FROM "TaskExecutions" AS "t"
     WHERE ${workflows} AND "t"."deciderSeenAt" IS NULL`;
 }
 
@@ -98,72 +98,111 @@ export async function loadLatestByRefs(
 export async function loadLatestByRefsOf(
   db: Executor,
   requests: ReadonlyArray<{ workflowId: string; refs: readonly string[] }>,
-  loopOutputs?: LoopOutputCache,
+  reads?: EvaluationReads,
 ): Promise<Map<string, TaskExecutionRow[]>> {
   const byWorkflow = new Map<string, TaskExecutionRow[]>(requests.map((r) => [r.workflowId, []]));
   const pairs = requests.flatMap((r) => r.refs.map((ref) => [r.workflowId, ref] as const));
   if (pairs.length === 0) return byWorkflow;
-  const held = loopOutputs?.snapshot();
+  const known = reads?.known();
   const { rows } = await sql<TaskExecutionRow>`
     SELECT "l".* FROM unnest(${pairs.map((p) => p[0])}::uuid[], ${pairs.map((p) => p[1])}::text[]) AS "r"("workflowId", "ref")
     CROSS JOIN LATERAL (
-      SELECT ${taskColumns(held)} FROM "TaskExecutions" AS "t"
+      SELECT ${taskColumns(known)} FROM "TaskExecutions" AS "t"
       WHERE "t"."workflowId" = "r"."workflowId" AND "t"."refName" = "r"."ref"
       ORDER BY "t"."iteration" DESC, "t"."attempt" DESC
       LIMIT 1
     ) AS "l"`.execute(db);
-  for (const row of withLoopOutputs(rows, loopOutputs, held)) byWorkflow.get(row.workflowId)?.push(row);
+  for (const row of withKnownPayloads(rows, reads, known)) byWorkflow.get(row.workflowId)?.push(row);
   return byWorkflow;
 }
 
 /**
- * Every column, with a running dynamic fork's input elided (see loadFrontier).
- * Given the row versions a LoopOutputCache holds (`held`), also each row's
- * version ("rowVersion", `"<id>:<xmin>"`), and NULL for the output of a running
- * DO_WHILE row whose version is held: {@link withLoopOutputs} fills it in. The
- * version is the last column, so deleting it from the row is V8's fast path
- * (back to the shape before it); any other property's delete leaves every row
- * a slow dictionary object for the rest of the evaluation.
+ * What an evaluation transaction's reads share (loadFrontiers, then
+ * loadLatestByRefsOf), so that no payload is read twice:
+ * - the rows it has read, by version (`"<task id>:<xmin>"`: every UPDATE
+ *   writes a tuple with a new xmin, so one version is one content). A later
+ *   read gets the row's columns but leaves its input and output to the copy in
+ *   hand — the refs an evaluation reads usually include the task that just
+ *   ended, already in its frontier with the same output;
+ * - running loops' outputs, kept across evaluations (LoopOutputCache).
  */
-function taskColumns(held?: ReadonlyMap<string, unknown>) {
-  const output =
-    held === undefined
-      ? sql`"t"."output"`
-      : sql`CASE WHEN "t"."taskType" = 'DO_WHILE' AND "t"."endedAt" IS NULL AND "t"."outputRef" IS NULL
-          AND ("t"."id"::text || ':' || "t"."xmin"::text) = ANY(${[...held.keys()]}::text[])
-        THEN NULL ELSE "t"."output" END AS "output"`;
+export class EvaluationReads {
+  private readonly rows = new Map<string, TaskExecutionRow>();
+  constructor(readonly loopOutputs?: LoopOutputCache) {}
+
+  /** The versions a read may leave payloads out for, fixed for that one read. */
+  known(): KnownPayloads {
+    return { rows: new Map(this.rows), loops: this.loopOutputs?.snapshot() ?? new Map() };
+  }
+
+  /** A row read (its payloads in place). */
+  read(version: string, row: TaskExecutionRow): void {
+    this.rows.set(version, row);
+  }
+}
+
+interface KnownPayloads {
+  /** Rows in hand: both payloads left out. */
+  rows: ReadonlyMap<string, TaskExecutionRow>;
+  /** Running loops' outputs in a LoopOutputCache: the output left out. */
+  loops: ReadonlyMap<string, Record<string, unknown>>;
+}
+
+/**
+ * Every column, with a running dynamic fork's input elided (see loadFrontier).
+ * Given what an evaluation's reads know (`known`), also each row's version
+ * ("rowVersion", `"<id>:<xmin>"`), and NULL for the payloads it has in hand
+ * (EvaluationReads): {@link withKnownPayloads} fills them in. The version is the
+ * last column, so deleting it from the row is V8's fast path (back to the
+ * shape before it); any other property's delete leaves every row a slow
+ * dictionary object for the rest of the evaluation.
+ */
+function taskColumns(known?: KnownPayloads) {
+  const version = sql`("t"."id"::text || ':' || "t"."xmin"::text)`;
+  const input = sql`CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN '{}'::jsonb ELSE "t"."input" END`;
+  let payloads = sql`${input} AS "input", "t"."output"`;
+  if (known !== undefined) {
+    const inHand = sql`${version} = ANY(${[...known.rows.keys()]}::text[])`;
+    payloads = sql`CASE WHEN ${inHand} THEN NULL ELSE ${input} END AS "input",
+      CASE WHEN ${inHand} THEN NULL
+           WHEN "t"."taskType" = 'DO_WHILE' AND "t"."endedAt" IS NULL AND "t"."outputRef" IS NULL
+             AND ${version} = ANY(${[...known.loops.keys()]}::text[]) THEN NULL
+           ELSE "t"."output" END AS "output"`;
+  }
   return sql`"t"."id", "t"."workflowId", "t"."namespaceId", "t"."refName", "t"."iteration", "t"."attempt",
     "t"."taskType", "t"."taskDefName", "t"."queueName", "t"."domain", "t"."status",
-    CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN '{}'::jsonb ELSE "t"."input" END AS "input",
-    ${output},
+    ${payloads},
     CASE WHEN "t"."taskType" = 'FORK_JOIN_DYNAMIC' AND "t"."endedAt" IS NULL THEN NULL ELSE "t"."inputRef" END AS "inputRef",
     "t"."outputRef", "t"."pollCount", "t"."workerId", "t"."scheduledAt", "t"."firstScheduledAt", "t"."startedAt",
     "t"."endedAt", "t"."updatedAt", "t"."callbackAfterSeconds", "t"."responseTimeoutSeconds", "t"."timeoutSeconds",
     "t"."pollTimeoutSeconds", "t"."reasonForIncompletion", "t"."deciderSeenAt", "t"."parentRef", "t"."forkIndex",
-    "t"."subWorkflowId"${held === undefined ? sql`` : sql`, "t"."id"::text || ':' || "t"."xmin"::text AS "rowVersion"`}`;
+    "t"."subWorkflowId"${known === undefined ? sql`` : sql`, ${version} AS "rowVersion"`}`;
 }
 
 /**
- * Rows read through taskColumns(held): the outputs Postgres left out come from
- * `held`, and the outputs of running inline DO_WHILE rows read in full are
- * remembered (server/loop-output-cache.ts says why). The row versions go.
+ * Rows read through taskColumns(known): the payloads Postgres left out come
+ * from the rows in hand or the LoopOutputCache; a running inline DO_WHILE
+ * row's output read in full is remembered there (loop-output-cache.ts says
+ * why); every row becomes one in hand. The row versions go.
  */
-function withLoopOutputs(
-  rows: TaskExecutionRow[],
-  cache: LoopOutputCache | undefined,
-  held: ReadonlyMap<string, Record<string, unknown>> | undefined,
-): TaskExecutionRow[] {
-  if (cache === undefined || held === undefined) return rows;
+function withKnownPayloads(rows: TaskExecutionRow[], reads: EvaluationReads | undefined, known: KnownPayloads | undefined): TaskExecutionRow[] {
+  if (reads === undefined || known === undefined) return rows;
+  const cache = reads.loopOutputs;
   for (const row of rows as (TaskExecutionRow & { rowVersion?: string })[]) {
     const version = row.rowVersion!;
     delete row.rowVersion;
-    const heldOutput = held.get(version);
-    if (row.output === null && heldOutput !== undefined) {
-      row.output = heldOutput;
-      cache.used(version);
-    } else if (row.taskType === "DO_WHILE" && row.endedAt === null && row.outputRef === null && isRecord(row.output)) {
+    const inHand = known.rows.get(version);
+    const loopOutput = known.loops.get(version);
+    if (inHand !== undefined) {
+      row.input = inHand.input;
+      row.output = inHand.output;
+    } else if (row.output === null && loopOutput !== undefined) {
+      row.output = loopOutput;
+      cache?.used(version);
+    } else if (cache !== undefined && row.taskType === "DO_WHILE" && row.endedAt === null && row.outputRef === null && isRecord(row.output)) {
       cache.remember(version, row.output);
     }
+    reads.read(version, row);
   }
   return rows;
 }
