@@ -30,7 +30,7 @@ import { claimAndLockWorkflows, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
 import { removeQueuedTask } from "./store/task-queues";
 import { EvaluationReads, insertAndEnqueueTasks, insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
-import type { InsertTaskInput, TaskQueueEntry } from "./store/task-executions";
+import type { InsertTaskInput, TaskQueueEntry, TaskWithoutPayloads } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
 import { finishEvaluations } from "./store/workflow-events";
 import type { EvaluationFinish, NewWorkflowEventInput } from "./store/workflow-events";
@@ -261,7 +261,7 @@ interface EvaluationTail {
   workflow: WorkflowExecutionRow;
   pending: PendingSchedule;
   /** What follows the insert of `pending`, given the rows it inserted (by identity). */
-  afterInsert(created: ReadonlyMap<string, TaskExecutionRow>): Promise<void>;
+  afterInsert(created: ReadonlyMap<string, TaskWithoutPayloads>): Promise<void>;
   /** Its decide re-enqueue when it ended something unseen; then what finishEvaluations writes for it. */
   finish(): Promise<EvaluationFinish>;
 }
@@ -281,7 +281,7 @@ interface PendingSchedule {
 async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {
   const rows = tails.flatMap((tail) => tail.pending.rows);
   const created = rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows);
-  const byWorkflow = new Map<string, TaskExecutionRow[]>();
+  const byWorkflow = new Map<string, TaskWithoutPayloads[]>();
   for (const row of created) {
     const rowsOfWorkflow = byWorkflow.get(row.workflowId);
     if (rowsOfWorkflow) rowsOfWorkflow.push(row);
@@ -296,7 +296,7 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
 }
 
 /** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */
-function createdByKey(rows: readonly TaskExecutionRow[]): Map<string, TaskExecutionRow> {
+function createdByKey(rows: readonly TaskWithoutPayloads[]): Map<string, TaskWithoutPayloads> {
   return new Map(rows.map((row) => [keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt }), row]));
 }
 
@@ -593,7 +593,7 @@ async function applyCommands(
     return { batch, rows };
   };
   /** What follows the insert for each command of the run: its task id, a HUMAN task's inbox entry, TASK_SCHEDULED. */
-  const afterInsert = async ({ batch }: PendingSchedule, created: ReadonlyMap<string, TaskExecutionRow>): Promise<void> => {
+  const afterInsert = async ({ batch }: PendingSchedule, created: ReadonlyMap<string, TaskWithoutPayloads>): Promise<void> => {
     for (const { command: c } of batch) {
       const k = keyText(c.key);
       const row = created.get(k);

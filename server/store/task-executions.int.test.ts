@@ -68,6 +68,10 @@ describe("insertAndEnqueueTasks", () => {
     await listener.query(`LISTEN ${TASKS_CHANNEL}`);
     const created = await insertAndEnqueueTasks(t.db, fork);
     expect(created.map((r) => r.refName).sort()).toEqual(["delayed", "f0", "f1", "f2", "noop"]);
+    // Without the payloads the caller sent (a fork's instances can each carry a large input).
+    for (const r of created) expect(Object.keys(r).filter((k) => k === "input" || k === "output")).toEqual([]);
+    const unqueued = await insertAndEnqueueTasks(t.db, [row(wf, "noop2", { taskType: "NOOP", status: "COMPLETED", endedAt: ended })]);
+    expect(unqueued.map((r) => [r.refName, "input" in r, "output" in r])).toEqual([["noop2", false, false]]);
     // Parked pollers of the queue are told once; a queue whose only new row is
     // not due yet is not (its pollers' re-check finds it when it is).
     await insertAndEnqueueTasks(t.db, [{ ...row(randomUUID(), "only_later", { queueName: `${queueName}_later` }), enqueue: { priority: 0, visibleAt: later } }]);

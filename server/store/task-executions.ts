@@ -229,7 +229,7 @@ export type InsertTaskInput = Omit<NewTaskExecution, "input" | "output"> & {
  */
 export async function insertTasks(db: Executor, rows: readonly InsertTaskInput[]): Promise<TaskExecutionRow[]> {
   if (rows.length === 0) return [];
-  return insertTasksStatement(db, rows).execute();
+  return insertTasksStatement(db, rows).returningAll().execute();
 }
 
 function insertTasksStatement(db: Executor, rows: readonly InsertTaskInput[]) {
@@ -241,8 +241,7 @@ function insertTasksStatement(db: Executor, rows: readonly InsertTaskInput[]) {
   return db
     .insertInto("TaskExecutions")
     .values(rows.map((row) => ({ ...row, input: json(row.input ?? {}), output: json(row.output ?? {}) })))
-    .onConflict((oc) => oc.columns(["workflowId", "refName", "iteration", "attempt"]).doNothing())
-    .returningAll();
+    .onConflict((oc) => oc.columns(["workflowId", "refName", "iteration", "attempt"]).doNothing());
 }
 
 /** Where a task {@link insertAndEnqueueTasks} inserts is queued: its own "queueName" and "taskType", with these. */
@@ -260,19 +259,25 @@ export interface TaskQueueEntry {
  * now: the evaluator schedules a step's tasks — one, or a whole fork of them —
  * in one round trip, where a statement per task and another per queue row was
  * two hundred for a 100-task fork.
+ *
+ * The rows come back without their input and output: the caller has them, and
+ * a fork's instances can carry a large input each.
  */
 export async function insertAndEnqueueTasks(
   db: Executor,
   rows: ReadonlyArray<InsertTaskInput & { enqueue?: TaskQueueEntry }>,
-): Promise<TaskExecutionRow[]> {
+): Promise<TaskWithoutPayloads[]> {
+  if (rows.length === 0) return [];
   const queued = rows.filter((row): row is InsertTaskInput & { enqueue: TaskQueueEntry } => row.enqueue !== undefined);
-  if (queued.length === 0) return insertTasks(db, rows.map(({ enqueue: _enqueue, ...row }) => row));
+  if (queued.length === 0) {
+    return insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row)).returning(TASK_COLUMNS_WITHOUT_PAYLOADS).execute();
+  }
   for (const { refName, queueName, enqueue } of queued) {
     if (!queueName) throw new Error(`insertAndEnqueueTasks: "${refName}" is to be queued but has no queueName`);
     if (!Number.isInteger(enqueue.priority)) throw new RangeError(`priority must be an integer, got ${enqueue.priority}`);
   }
-  const insert = insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row));
-  const { rows: created } = await sql<TaskExecutionRow & { notified: unknown }>`
+  const insert = insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row)).returning(TASK_COLUMNS_WITHOUT_PAYLOADS);
+  const { rows: created } = await sql<TaskWithoutPayloads & { notified: unknown }>`
     WITH "inserted" AS (${insert}), "queued" AS (
       INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "namespaceId", "taskType", "priority", "visibleAt")
       SELECT "i"."queueName", "i"."id", "i"."workflowId", "i"."namespaceId", "i"."taskType", "e"."priority", COALESCE("e"."visibleAt", now())
