@@ -103,6 +103,27 @@ describe("startExecution", () => {
     expect(await start(ns)).toMatchObject({ ok: true, created: true });
   });
 
+  it("checks each version against its own inputSchema, a definition saved again under a deleted one's name and version included", async () => {
+    const ns = await setup({ inputSchema: { type: "object", required: ["orderId"], properties: { orderId: { type: "number" } } } });
+    expect(await start(ns, { input: { orderId: 7 } })).toMatchObject({ ok: true });
+    // Gone, runs and all, then saved again: version 1 once more, with another schema.
+    await t.db.deleteFrom("WorkflowExecutions").where("namespaceId", "=", ns).execute();
+    await t.db.deleteFrom("WorkflowDefinitions").where("namespaceId", "=", ns).execute();
+    const again = await registerWorkflowDefinition(t.db, {
+      namespaceId: ns,
+      definition: {
+        schemaVersion: 1,
+        name: "wf",
+        nodes: [{ ref: "a", type: "SIMPLE", name: "task_a", position: { x: 0, y: 0 } }],
+        edges: [],
+        inputSchema: { type: "object", required: ["sku"], properties: { sku: { type: "string" } } },
+      },
+    });
+    expect(again).toMatchObject({ ok: true, version: 1 });
+    expect(await start(ns, { input: { orderId: 7 } })).toMatchObject({ ok: false, reason: "invalid-input", problems: [{ path: ["sku"] }] });
+    expect(await start(ns, { input: { sku: "x" } })).toMatchObject({ ok: true });
+  });
+
   it("RETURN_EXISTING: the same key twice returns the same execution, stored once", async () => {
     const ns = await setup();
     const first = await start(ns, { idempotencyKey: "k", idempotencyStrategy: "RETURN_EXISTING" });

@@ -3,13 +3,12 @@ import { z } from "zod";
 import type { Db } from "@/db/pool";
 import type { Kysely, Transaction } from "kysely";
 import type { Database, IdempotencyStrategy } from "@/db/schema";
-import type { WorkflowDefinition } from "@/engine";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
 import { enqueueDecidesFrom } from "./store/decide-queues";
 import { claimIdempotencyKey, claimIdempotencyKeyQuery } from "./store/idempotency-keys";
-import { getWorkflowDefinition } from "./store/workflow-definitions";
+import { getDefinitionToStart } from "./store/workflow-definitions";
 import { insertWorkflowEventsQuery } from "./store/workflow-events";
 import { getWorkflowExecution, insertWorkflowExecutionQuery } from "./store/workflow-executions";
 import { uuidv7 } from "./uuidv7";
@@ -89,14 +88,14 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
 
   const resolved = await resolveDefinitionAndInput(db, input);
   if (!resolved.ok) return resolved;
-  const { def, graph, workflowInput } = resolved;
+  const { def, workflowInput } = resolved;
 
   const payload = await offloadIfLarge(blobs, workflowInput);
   const inputRef = "ref" in payload ? payload.ref : null;
 
   // The id is needed before the insert (the key names it); a v7 like the column default, so ids stay time-ordered.
   const workflowId = uuidv7();
-  const rows = { workflowId, def, graph, input, priority, idempotencyKey: key, payload };
+  const rows = { workflowId, def, input, priority, idempotencyKey: key, payload };
   let outcome: Outcome;
   try {
     if (key === null) {
@@ -172,8 +171,7 @@ async function startWithKey(
 
 interface StartedExecutionRows {
   workflowId: string;
-  def: { name: string; version: number };
-  graph: WorkflowDefinition;
+  def: { name: string; version: number; variables: unknown };
   input: Pick<StartExecutionInput, "namespaceId" | "correlationId" | "createdBy" | "parentWorkflowId" | "parentTaskId">;
   priority: number;
   idempotencyKey: string | null;
@@ -197,7 +195,7 @@ async function insertStartedExecution(
   rows: StartedExecutionRows,
   claim?: { key: string; strategy: IdempotencyStrategy },
 ): Promise<boolean> {
-  const { workflowId, def, graph, input, priority, idempotencyKey, payload } = rows;
+  const { workflowId, def, input, priority, idempotencyKey, payload } = rows;
   const execution = insertWorkflowExecutionQuery(db, {
     id: workflowId,
     namespaceId: input.namespaceId,
@@ -210,7 +208,7 @@ async function insertStartedExecution(
     // Offloaded: the JSONB column holds {} and "inputRef" the blob (payload-offload.ts).
     input: "inline" in payload ? payload.inline : {},
     inputRef: "ref" in payload ? payload.ref : null,
-    variables: graph.variables ?? {},
+    variables: def.variables ?? {},
     parentWorkflowId: input.parentWorkflowId ?? null,
     parentTaskId: input.parentTaskId ?? null,
     createdBy: input.createdBy ?? null,
@@ -276,11 +274,11 @@ export async function startNestedExecution(
   const priority = input.priority ?? 0;
   const resolved = await resolveDefinitionAndInput(trx, input);
   if (!resolved.ok) return resolved;
-  const { def, graph, workflowInput } = resolved;
+  const { def, workflowInput } = resolved;
   let payload: OffloadedPayload = { inline: workflowInput };
   if (blobs !== undefined) payload = await offloadIfLarge(blobs, workflowInput);
   const workflowId = uuidv7();
-  await insertStartedExecution(trx, { workflowId, def, graph, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
+  await insertStartedExecution(trx, { workflowId, def, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
   return { ok: true, workflowId, created: true };
 }
 
@@ -289,19 +287,42 @@ async function resolveDefinitionAndInput(
   db: Db,
   input: Pick<StartExecutionInput, "namespaceId" | "name" | "version" | "input">,
 ): Promise<
-  | { ok: true; def: { name: string; version: number }; graph: WorkflowDefinition; workflowInput: unknown }
+  | { ok: true; def: { name: string; version: number; variables: unknown }; workflowInput: unknown }
   | Extract<StartExecutionResult, { reason: "not-found" | "invalid-input" }>
 > {
-  const def = await getWorkflowDefinition(db, input.namespaceId, input.name, input.version);
+  const def = await getDefinitionToStart(db, input.namespaceId, input.name, input.version);
   if (def === undefined) {
     const which = input.version === undefined ? "" : ` version ${input.version}`;
     return { ok: false, reason: "not-found", message: `Workflow definition "${input.name}"${which} not found` };
   }
-  const graph = def.graph as WorkflowDefinition;
   const workflowInput = input.input === undefined ? {} : input.input;
-  const problems = validateInput(graph.inputSchema, workflowInput);
+  const problems = validateInput(def.inputSchemaText, workflowInput);
   if (problems.length > 0) return { ok: false, reason: "invalid-input", problems };
-  return { ok: true, def, graph, workflowInput };
+  return { ok: true, def, workflowInput };
+}
+
+/**
+ * Validators by their schema's stored JSON text: converting a JSON Schema to
+ * zod on every start cost more than checking the input with it. Keyed by the
+ * text itself, so a definition deleted and saved again under the same name and
+ * version can never meet another's validator. A string is why the schema
+ * cannot be applied.
+ */
+const validators = new Map<string, z.ZodType | string>();
+const VALIDATOR_CACHE_SIZE = 256;
+
+function inputValidator(schemaText: string): z.ZodType | string {
+  let validator = validators.get(schemaText);
+  if (validator === undefined) {
+    try {
+      validator = z.fromJSONSchema(JSON.parse(schemaText) as Record<string, unknown>);
+    } catch (error) {
+      validator = error instanceof Error ? error.message : String(error);
+    }
+    if (validators.size >= VALIDATOR_CACHE_SIZE) validators.delete(validators.keys().next().value as string);
+    validators.set(schemaText, validator);
+  }
+  return validator;
 }
 
 /** Best effort: a blob no committed row references. Failing to delete only leaks it to orphan collection. */
@@ -314,18 +335,15 @@ async function discardBlob(blobs: BlobStore, ref: string): Promise<void> {
 }
 
 /**
- * The input's problems against `schema` (none when there is no schema). A
- * schema that zod cannot convert (an unresolvable $ref, say) is reported as a
- * problem rather than skipped: a check that silently passes is worse than none.
+ * The input's problems against the inputSchema stored as `schemaText` (none
+ * when there is no schema). A schema that zod cannot convert (an unresolvable
+ * $ref, say) is reported as a problem rather than skipped: a check that
+ * silently passes is worse than none.
  */
-function validateInput(schema: Record<string, unknown> | undefined, value: unknown): InputProblem[] {
-  if (schema === undefined) return [];
-  let validator: z.ZodType;
-  try {
-    validator = z.fromJSONSchema(schema);
-  } catch (error) {
-    return [{ path: [], message: `The workflow's inputSchema cannot be applied: ${error instanceof Error ? error.message : String(error)}` }];
-  }
+function validateInput(schemaText: string | null, value: unknown): InputProblem[] {
+  if (schemaText === null) return [];
+  const validator = inputValidator(schemaText);
+  if (typeof validator === "string") return [{ path: [], message: `The workflow's inputSchema cannot be applied: ${validator}` }];
   const result = validator.safeParse(value);
   if (result.success) return [];
   return result.error.issues.map((issue) => ({

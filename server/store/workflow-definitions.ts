@@ -136,6 +136,37 @@ export async function getWorkflowDefinition(
   return query.executeTakeFirst();
 }
 
+/** What a start needs of a definition version (getDefinitionToStart). */
+export interface DefinitionToStart {
+  name: string;
+  version: number;
+  /** The graph's initial variables, or null when it has none. */
+  variables: unknown;
+  /** The graph's inputSchema as stored JSON text, or null: the text is its validator's cache key (start-execution.ts). */
+  inputSchemaText: string | null;
+}
+
+/**
+ * {@link getWorkflowDefinition} for a start: the same version, but only the two
+ * parts of its graph a start reads. The whole row is the diagram and its
+ * compiled blueprint — 210 KB of JSON for a 200-node chain — which every start
+ * read and parsed to use neither: a scratch loop of starts of such a
+ * definition took 6.8–7.4 ms of the web process's CPU each
+ * (docs/performance.md, item 38).
+ */
+export async function getDefinitionToStart(db: Db, namespaceId: string, name: string, version?: number): Promise<DefinitionToStart | undefined> {
+  let query = db
+    .selectFrom("WorkflowDefinitions")
+    .select(["name", "version", sql<unknown>`"graph" -> 'variables'`.as("variables"), sql<string | null>`"graph" ->> 'inputSchema'`.as("inputSchemaText")])
+    .where("namespaceId", "=", namespaceId)
+    .where("name", "=", name);
+  query =
+    version === undefined
+      ? query.where("archivedAt", "is", null).orderBy("version", "desc").limit(1)
+      : query.where("version", "=", version);
+  return query.executeTakeFirst();
+}
+
 export interface InsertWorkflowDefinitionVersionInput {
   namespaceId: string;
   name: string;
