@@ -28,19 +28,18 @@ const deps = () => ({ db: t.db, blobs });
 async function setup(extra: Record<string, unknown> = {}): Promise<string> {
   const name = `ns-${randomBytes(4).toString("hex")}`;
   const { id } = await t.db.insertInto("Namespaces").values({ name }).returning("id").executeTakeFirstOrThrow();
+  await register(id, { variables: { counter: 0 }, ...extra });
+  return id;
+}
+
+/** Registers the next version of workflow "wf" (one SIMPLE task) in `namespaceId`; returns the version. */
+async function register(namespaceId: string, extra: Record<string, unknown>): Promise<number> {
   const registered = await registerWorkflowDefinition(t.db, {
-    namespaceId: id,
-    definition: {
-      schemaVersion: 1,
-      name: "wf",
-      nodes: [{ ref: "a", type: "SIMPLE", name: "task_a", position: { x: 0, y: 0 } }],
-      edges: [],
-      variables: { counter: 0 },
-      ...extra,
-    },
+    namespaceId,
+    definition: { schemaVersion: 1, name: "wf", nodes: [{ ref: "a", type: "SIMPLE", name: "task_a", position: { x: 0, y: 0 } }], edges: [], ...extra },
   });
   if (!registered.ok) throw new Error(`registration failed: ${JSON.stringify(registered)}`);
-  return id;
+  return registered.version;
 }
 
 async function count(table: "WorkflowExecutions" | "TaskExecutions" | "DecideQueues" | "WorkflowEvents", namespaceId: string): Promise<number> {
@@ -109,17 +108,7 @@ describe("startExecution", () => {
     // Gone, runs and all, then saved again: version 1 once more, with another schema.
     await t.db.deleteFrom("WorkflowExecutions").where("namespaceId", "=", ns).execute();
     await t.db.deleteFrom("WorkflowDefinitions").where("namespaceId", "=", ns).execute();
-    const again = await registerWorkflowDefinition(t.db, {
-      namespaceId: ns,
-      definition: {
-        schemaVersion: 1,
-        name: "wf",
-        nodes: [{ ref: "a", type: "SIMPLE", name: "task_a", position: { x: 0, y: 0 } }],
-        edges: [],
-        inputSchema: { type: "object", required: ["sku"], properties: { sku: { type: "string" } } },
-      },
-    });
-    expect(again).toMatchObject({ ok: true, version: 1 });
+    expect(await register(ns, { inputSchema: { type: "object", required: ["sku"], properties: { sku: { type: "string" } } } })).toBe(1);
     expect(await start(ns, { input: { orderId: 7 } })).toMatchObject({ ok: false, reason: "invalid-input", problems: [{ path: ["sku"] }] });
     expect(await start(ns, { input: { sku: "x" } })).toMatchObject({ ok: true });
   });

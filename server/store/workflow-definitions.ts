@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely, SelectQueryBuilder, Transaction } from "kysely";
 import type { Db } from "@/db/pool";
 import { json } from "@/db/json";
 import type { Database, WorkflowDefinitionRow, WorkflowStatus } from "@/db/schema";
@@ -124,16 +124,18 @@ export async function getWorkflowDefinition(
   name: string,
   version?: number,
 ): Promise<WorkflowDefinitionVersionRow | undefined> {
-  let query = db
-    .selectFrom("WorkflowDefinitions")
-    .selectAll()
-    .where("namespaceId", "=", namespaceId)
-    .where("name", "=", name);
-  query =
-    version === undefined
-      ? query.where("archivedAt", "is", null).orderBy("version", "desc").limit(1)
-      : query.where("version", "=", version);
-  return query.executeTakeFirst();
+  return definitionVersion(db.selectFrom("WorkflowDefinitions").selectAll(), namespaceId, name, version).executeTakeFirst();
+}
+
+/** The version getWorkflowDefinition's rule picks: `version`, or the latest unarchived one. */
+function definitionVersion<O>(
+  query: SelectQueryBuilder<Database, "WorkflowDefinitions", O>,
+  namespaceId: string,
+  name: string,
+  version?: number,
+): SelectQueryBuilder<Database, "WorkflowDefinitions", O> {
+  const named = query.where("namespaceId", "=", namespaceId).where("name", "=", name);
+  return version === undefined ? named.where("archivedAt", "is", null).orderBy("version", "desc").limit(1) : named.where("version", "=", version);
 }
 
 /** What a start needs of a definition version (getDefinitionToStart). */
@@ -155,16 +157,10 @@ export interface DefinitionToStart {
  * (docs/performance.md, item 38).
  */
 export async function getDefinitionToStart(db: Db, namespaceId: string, name: string, version?: number): Promise<DefinitionToStart | undefined> {
-  let query = db
+  const query = db
     .selectFrom("WorkflowDefinitions")
-    .select(["name", "version", sql<unknown>`"graph" -> 'variables'`.as("variables"), sql<string | null>`"graph" ->> 'inputSchema'`.as("inputSchemaText")])
-    .where("namespaceId", "=", namespaceId)
-    .where("name", "=", name);
-  query =
-    version === undefined
-      ? query.where("archivedAt", "is", null).orderBy("version", "desc").limit(1)
-      : query.where("version", "=", version);
-  return query.executeTakeFirst();
+    .select(["name", "version", sql<unknown>`"graph" -> 'variables'`.as("variables"), sql<string | null>`"graph" ->> 'inputSchema'`.as("inputSchemaText")]);
+  return definitionVersion(query, namespaceId, name, version).executeTakeFirst();
 }
 
 export interface InsertWorkflowDefinitionVersionInput {
