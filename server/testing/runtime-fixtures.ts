@@ -46,11 +46,11 @@ export async function statusCounts(db: Db, ids: readonly string[]): Promise<Part
 }
 
 /** Polls until every one of `ids` has left RUNNING; throws with the status counts (and `context`) at the deadline. */
-export async function waitForWorkflowsToEnd(db: Db, ids: readonly string[], options: { timeoutMs: number; context?: () => string }): Promise<void> {
+export async function waitForWorkflowsToEnd(db: Db, ids: readonly string[], options: { timeoutMs: number; context?: () => Promise<string> | string }): Promise<void> {
   await waitUntil(async () => ((await statusCounts(db, ids)).RUNNING ?? 0) === 0, {
     what: `${ids.length} workflows to end`,
     timeoutMs: options.timeoutMs,
-    describe: async () => `${JSON.stringify(await statusCounts(db, ids))}${options.context ? `\n${options.context()}` : ""}`,
+    describe: async () => `${JSON.stringify(await statusCounts(db, ids))}${options.context ? `\n${await options.context()}` : ""}`,
   });
 }
 
