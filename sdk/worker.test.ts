@@ -24,6 +24,8 @@ class FakeProtocol {
   private wake: (() => void)[] = [];
   /** Answers for the next requests of an action, in order (a status, with an optional problem detail). */
   readonly scripted = new Map<string, { status: number; detail?: string }[]>();
+  /** While set, heartbeats are answered only once it resolves (an answer that arrives late). */
+  heartbeatGate: Promise<void> | undefined;
   private next = 0;
 
   add(count: number, input: (i: number) => JsonObject = (i) => ({ i }), extra: Partial<PolledTask> = {}): void {
@@ -61,6 +63,7 @@ class FakeProtocol {
     if (!match) return json(404, { title: "Not found" });
     const [, taskId, action] = match as unknown as [string, string | undefined, string];
     this.calls.push({ action, taskId, body });
+    if (action === "heartbeat" && this.heartbeatGate) await this.heartbeatGate;
     const scripted = this.scripted.get(action)?.shift();
     if (scripted) return json(scripted.status, { title: "scripted", status: scripted.status, detail: scripted.detail ?? "scripted" }, "application/problem+json");
     switch (action) {
@@ -227,6 +230,28 @@ describe("createWorker", () => {
     await until(() => worker.stats().inFlight === 0, "the task to be let go");
     expect(fake.callsOf("complete")).toHaveLength(0);
     expect(worker.stats()).toMatchObject({ leaseLost: 1, completed: 0, refused: 0 });
+  });
+
+  it("does not count a heartbeat answered after the task's report as a lost lease", async () => {
+    const fake = new FakeProtocol();
+    fake.add(1);
+    const handler = gate();
+    const worker = start(fake, () => handler.promise.then(() => ({ ok: true })), { heartbeatIntervalMs: 10 });
+    await until(() => fake.callsOf("heartbeat").length >= 1, "a heartbeat");
+    // The next heartbeat is sent while the task runs and answered only after its report.
+    const late = gate();
+    fake.heartbeatGate = late.promise;
+    const sent = fake.callsOf("heartbeat").length;
+    await until(() => fake.callsOf("heartbeat").length > sent, "a heartbeat in flight");
+    handler.open();
+    await until(() => worker.stats().completed === 1, "the report");
+    // The report deleted the lease, so the late heartbeat is refused.
+    fake.scripted.set("heartbeat", [{ status: 409, detail: "Worker w1 does not hold task" }]);
+    late.open();
+    await until(() => fake.scripted.get("heartbeat")?.length === 0, "the late heartbeat's answer");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(worker.stats()).toMatchObject({ completed: 1, leaseLost: 0, heartbeatErrors: 0 });
+    await worker.stop();
   });
 
   it("derives the heartbeat interval from the task's response timeout", async () => {

@@ -436,7 +436,9 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       emit({ type: "heartbeat", task: exec.task, leaseSeconds: result.leaseSeconds });
     } catch (error) {
       // Once the report is under way it deletes the lease, and a heartbeat racing it is refused: nothing is lost.
-      if (exec.state === "reporting") return;
+      // That holds after the report too: a heartbeat sent before it can be answered (or retried) after it, and
+      // since the report may wait up to a second for the next task, "after" is no longer a rare moment.
+      if (exec.state !== "running") return;
       if (isRefusal(error)) {
         stats.leaseLost += 1;
         markLost(exec, error.detail ?? error.message);
