@@ -17,6 +17,7 @@ import type {
 } from "../engine";
 import type { BlobStore } from "./blob-store";
 import type { LoopOutputCache } from "./loop-output-cache";
+import { LruCache } from "./lru-cache";
 import type { RunnerLogger } from "./background-runner";
 import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
@@ -415,17 +416,12 @@ function toSnapshot(r: TaskExecutionRow): TaskSnapshot {
 // Blueprints: immutable per (namespaceId, name, version) — a trigger refuses
 // changes — so a small in-process LRU never needs invalidating.
 
-const BLUEPRINT_CACHE_SIZE = 256;
-const blueprints = new Map<string, Blueprint>();
+const blueprints = new LruCache<string, Blueprint>(256);
 
 async function loadBlueprint(db: Kysely<Database>, namespaceId: string, name: string, version: number): Promise<Blueprint> {
   const cacheKey = `${namespaceId}\u0000${name}\u0000${version}`;
   const hit = blueprints.get(cacheKey);
-  if (hit !== undefined) {
-    blueprints.delete(cacheKey); // re-insert: Map order is the recency order
-    blueprints.set(cacheKey, hit);
-    return hit;
-  }
+  if (hit !== undefined) return hit;
   const row = await db
     .selectFrom("WorkflowDefinitions")
     .select("blueprint")
@@ -436,7 +432,6 @@ async function loadBlueprint(db: Kysely<Database>, namespaceId: string, name: st
   if (!row) throw new Error(`evaluator: no workflow definition ${name} v${version} in namespace ${namespaceId}`);
   const blueprint = row.blueprint as Blueprint;
   blueprints.set(cacheKey, blueprint);
-  if (blueprints.size > BLUEPRINT_CACHE_SIZE) blueprints.delete(blueprints.keys().next().value!);
   return blueprint;
 }
 

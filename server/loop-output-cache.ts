@@ -1,3 +1,5 @@
+import { LruCache } from "./lru-cache";
+
 /**
  * The outputs of running DO_WHILE rows the decider has read, by row version,
  * so the next evaluation of the same workflow need not read them again.
@@ -27,35 +29,29 @@
  * next — frozen, it throws instead.
  */
 export class LoopOutputCache {
-  private readonly entries = new Map<string, Record<string, unknown>>();
+  private readonly entries: LruCache<string, Record<string, unknown>>;
   /** Outputs served from here instead of read. */
   hits = 0;
 
   /** `capacity`: row versions held at most, least recently used dropped first. */
-  constructor(readonly capacity = 64) {}
+  constructor(readonly capacity = 64) {
+    this.entries = new LruCache(capacity);
+  }
 
   /** What is held now, for one read: its versions go to Postgres, and the read fills its outputs from this copy. */
   snapshot(): ReadonlyMap<string, Record<string, unknown>> {
-    return new Map(this.entries);
+    return this.entries.snapshot();
   }
 
   /** A version's output was served from a snapshot: it is recent again. */
   used(version: string): void {
-    const output = this.entries.get(version);
     this.hits += 1;
-    if (output === undefined) return;
-    this.entries.delete(version);
-    this.entries.set(version, output);
+    this.entries.get(version);
   }
 
   /** Holds a version's output, read in full (frozen from now on). */
   remember(version: string, output: Record<string, unknown>): void {
-    this.entries.delete(version);
     this.entries.set(version, deepFreeze(output));
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
-    }
   }
 }
 

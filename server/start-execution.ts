@@ -4,11 +4,13 @@ import type { Db } from "@/db/pool";
 import type { Kysely, Transaction } from "kysely";
 import type { Database, IdempotencyStrategy } from "@/db/schema";
 import type { BlobStore } from "./blob-store";
+import { LruCache } from "./lru-cache";
 import { offloadIfLarge } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
 import { enqueueDecidesFrom } from "./store/decide-queues";
 import { claimIdempotencyKey, claimIdempotencyKeyQuery } from "./store/idempotency-keys";
 import { getDefinitionToStart } from "./store/workflow-definitions";
+import type { DefinitionToStart } from "./store/workflow-definitions";
 import { insertWorkflowEventsQuery } from "./store/workflow-events";
 import { getWorkflowExecution, insertWorkflowExecutionQuery } from "./store/workflow-executions";
 import { uuidv7 } from "./uuidv7";
@@ -171,7 +173,7 @@ async function startWithKey(
 
 interface StartedExecutionRows {
   workflowId: string;
-  def: { name: string; version: number; variables: unknown };
+  def: Pick<DefinitionToStart, "name" | "version" | "variables">;
   input: Pick<StartExecutionInput, "namespaceId" | "correlationId" | "createdBy" | "parentWorkflowId" | "parentTaskId">;
   priority: number;
   idempotencyKey: string | null;
@@ -287,7 +289,7 @@ async function resolveDefinitionAndInput(
   db: Db,
   input: Pick<StartExecutionInput, "namespaceId" | "name" | "version" | "input">,
 ): Promise<
-  | { ok: true; def: { name: string; version: number; variables: unknown }; workflowInput: unknown }
+  | { ok: true; def: DefinitionToStart; workflowInput: unknown }
   | Extract<StartExecutionResult, { reason: "not-found" | "invalid-input" }>
 > {
   const def = await getDefinitionToStart(db, input.namespaceId, input.name, input.version);
@@ -308,8 +310,7 @@ async function resolveDefinitionAndInput(
  * version can never meet another's validator. A string is why the schema
  * cannot be applied.
  */
-const validators = new Map<string, z.ZodType | string>();
-const VALIDATOR_CACHE_SIZE = 256;
+const validators = new LruCache<string, z.ZodType | string>(256);
 
 function inputValidator(schemaText: string): z.ZodType | string {
   let validator = validators.get(schemaText);
@@ -319,7 +320,6 @@ function inputValidator(schemaText: string): z.ZodType | string {
     } catch (error) {
       validator = error instanceof Error ? error.message : String(error);
     }
-    if (validators.size >= VALIDATOR_CACHE_SIZE) validators.delete(validators.keys().next().value as string);
     validators.set(schemaText, validator);
   }
   return validator;

@@ -1,6 +1,7 @@
 import { Ajv } from "ajv";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
+import { LruCache } from "../lru-cache";
 import type { FieldError } from "./human-task-support";
 
 /**
@@ -19,8 +20,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateFormats: true }));
 
 /** Compiled validators by schema text; a template version never changes, so its validator never does. */
-const cache = new Map<string, ValidateFunction>();
-const CACHE_LIMIT = 500;
+const cache = new LruCache<string, ValidateFunction>(500);
 
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | FieldError[] {
   const key = JSON.stringify(schema);
@@ -32,7 +32,6 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction | Field
   } catch (error) {
     return [{ path: "", message: `The form's schema cannot be used: ${error instanceof Error ? error.message : String(error)}` }];
   }
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(key, validate);
   return validate;
 }
