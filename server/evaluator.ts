@@ -293,7 +293,8 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
     await tail.afterInsert(createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
     finishes.push(await tail.finish());
   }
-  await finishEvaluations(trx, finishes);
+  // The transaction's last statement: COMMIT goes out with it (finishEvaluations, db/pipelined-driver.ts).
+  await finishEvaluations(trx, finishes, { commit: true });
 }
 
 /** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */
