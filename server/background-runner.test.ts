@@ -126,47 +126,6 @@ describe("BackgroundRunner", () => {
     await runner.stop();
   });
 
-  it("lets a pass take a wake on itself (joinPass), and then runs no pass after it", async () => {
-    const timing = fakeTiming();
-    const gates: ReturnType<typeof deferred<boolean>>[] = [];
-    let calls = 0;
-    let joined = 0;
-    let accept = true;
-    const runner = new BackgroundRunner({
-      name: "lanes",
-      intervalMs: 1000,
-      sleep: timing.sleep,
-      run: () => {
-        calls++;
-        const gate = deferred<boolean>();
-        gates.push(gate);
-        return gate.promise;
-      },
-      joinPass: () => {
-        joined++;
-        return accept;
-      },
-    });
-    runner.start();
-    await until(() => calls === 1, "first pass");
-    runner.wake(); // taken by the pass in hand
-    gates[0]?.resolve(false);
-    await until(() => timing.parked.length === 1, "pause after the first pass");
-    expect([calls, joined]).toEqual([1, 1]);
-
-    runner.wake(); // no pass in hand: joinPass is not asked, a pass starts
-    await until(() => calls === 2, "second pass");
-    expect(joined).toBe(1);
-    accept = false;
-    runner.wake(); // refused by the pass in hand: a pass follows it at once
-    gates[1]?.resolve(false);
-    await until(() => calls === 3, "third pass");
-    expect(joined).toBe(2);
-    gates[2]?.resolve(false);
-    await until(() => timing.parked.length === 1, "pause");
-    await runner.stop();
-  });
-
   it("counts a throwing pass and keeps looping after a pause", async () => {
     const timing = fakeTiming();
     const logger = fakeLogger();

@@ -67,12 +67,6 @@ export interface BackgroundRunnerOptions {
   onPass?: (name: string, pass: RunnerPassReport) => void;
   /** Monotonic milliseconds for pass durations; injectable for tests, defaults to `performance.now`. */
   now?: () => number;
-  /**
-   * Called by {@link BackgroundRunner.wake} while a pass is in hand: true when
-   * that pass took the new work on itself (the decide loop opens another lane),
-   * so no pass need follow it.
-   */
-  joinPass?: () => boolean;
 }
 
 /** Counters for health checks and metrics. */
@@ -111,8 +105,8 @@ const noopLogger: RunnerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 /** A loop around one batch function; see the module comment for its guarantees. */
 export class BackgroundRunner {
   readonly name: string;
-  private readonly options: Required<Omit<BackgroundRunnerOptions, "batchSize" | "onPass" | "joinPass">> &
-    Pick<BackgroundRunnerOptions, "batchSize" | "onPass" | "joinPass">;
+  private readonly options: Required<Omit<BackgroundRunnerOptions, "batchSize" | "onPass">> &
+    Pick<BackgroundRunnerOptions, "batchSize" | "onPass">;
   private readonly counters: RunnerStats = { passes: 0, errors: 0, consecutiveErrors: 0, lastError: undefined, running: false };
   private loopDone: Promise<void> | undefined;
   private stopping = false;
@@ -135,7 +129,6 @@ export class BackgroundRunner {
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random,
       onPass: options.onPass,
-      joinPass: options.joinPass,
       now: options.now ?? (() => performance.now()),
     };
   }
@@ -162,7 +155,6 @@ export class BackgroundRunner {
    * For NOTIFY-driven loops; the interval still runs, because a notification can be missed.
    */
   wake(): void {
-    if (this.counters.running && this.options.joinPass?.() === true) return;
     this.wakeRequested = true;
     this.sleepAbort?.abort();
   }

@@ -47,16 +47,4 @@ describe("runLanes", () => {
     await expect(result).rejects.toThrow("lane failed");
     expect([calls, finished]).toEqual([3, 2]);
   });
-
-  it("opens a lane when asked while the pass is in hand, up to the maximum, and not once the pass has ended", async () => {
-    const log = { open: 0, most: 0, started: 0 };
-    let open: (() => boolean) | undefined;
-    const pass = runLanes(2, lane(log, 0, 1), (opener) => (open = opener));
-    expect(open?.()).toBe(true); // a second lane
-    expect(open?.()).toBe(false); // two is the maximum
-    expect(await pass).toBe(2);
-    expect(log).toEqual({ open: 0, most: 2, started: 2 });
-    expect(open?.()).toBe(false); // the pass is over: the next wake starts a pass of its own
-    expect(log.started).toBe(2);
-  });
 });

@@ -113,15 +113,10 @@ const DECIDE_BATCH = 50;
  * s, up to 44-68 runs waiting for a decision; four lanes, p50 0.22 s, p99 1.6
  * s, at most 34 waiting. CPU per run unchanged.
  *
- * A pass starts with one lane and opens another when a lane's claim came back
- * full — more is waiting than one transaction takes — or when a wake arrives
- * while the pass is in hand: that request was enqueued after the running
- * lanes claimed, so it would otherwise wait for the whole pass to end. Opening
- * all four at once cost a quiet queue three claims that found nothing (a
- * transaction each) on every pass. nf bench (--web node), three alternated
- * pairs at a load average of 5–9 from other work: decide lag p50 at 25 runs/s
- * 8.7, 4.5, 5.9 ms against 6.0, 7.5, 8.2; at 50 runs/s 18.8, 14.8, 11.5
- * against 12.8, 48.4, 41.1 (docs/performance.md, item 40).
+ * A pass starts with one lane and opens another only when a lane's claim came
+ * back full — more is waiting than one transaction takes. Opening all four at
+ * once cost a quiet queue three claims that found nothing (a transaction
+ * each) on every pass.
  */
 const DECIDE_LANES = 4;
 
@@ -138,8 +133,6 @@ const decideLoop = loop("decide", (deps) => {
   };
   const lanes = deps.decideLanes ?? DECIDE_LANES;
   const perLane = Math.ceil(DECIDE_BATCH / lanes);
-  /** While a pass is in hand: opens one more lane, when fewer than `lanes` are open. */
-  let openLane: (() => boolean) | undefined;
   return {
     // The DecideQueues trigger's NOTIFY wakes this loop at once (worker.ts);
     // the interval is what bounds a missed notification (invariant 7).
@@ -148,13 +141,7 @@ const decideLoop = loop("decide", (deps) => {
     // One pass = every lane it opened; the pass ends when all lanes have, so
     // passes still never overlap. A lane that fails does not cut the others
     // short: their evaluations commit, and the first error is the pass's.
-    run: () =>
-      runLanes(lanes, (onBacklog) => evaluateBatch(evaluator, { limit: perLane, onBacklog }), (open) => {
-        openLane = open;
-      }).finally(() => {
-        openLane = undefined;
-      }),
-    joinPass: () => openLane?.() ?? false,
+    run: () => runLanes(lanes, (onBacklog) => evaluateBatch(evaluator, { limit: perLane, onBacklog })),
   };
 });
 
@@ -164,21 +151,15 @@ const decideLoop = loop("decide", (deps) => {
  * ended. A lane that fails does not cut the others short: theirs is counted,
  * and the first failure rejects once all have ended.
  */
-export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<number>, expose?: (open: () => boolean) => void): Promise<number> {
+export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<number>): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     let open = 0;
     let total = 0;
     let failure: { error: unknown } | undefined;
-    let ended = false;
-    const openAnother = (): boolean => {
-      if (ended || open >= max) return false;
-      openLane();
-      return true;
-    };
     const openLane = (): void => {
       open++;
       const onBacklog = () => {
-        openAnother();
+        if (open < max) openLane();
       };
       lane(onBacklog)
         .then(
@@ -191,13 +172,11 @@ export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<n
         )
         .finally(() => {
           if (--open > 0) return;
-          ended = true;
           if (failure) reject(failure.error instanceof Error ? failure.error : new Error(String(failure.error)));
           else resolve(total);
         });
     };
     openLane();
-    expose?.(openAnother);
   });
 }
 
