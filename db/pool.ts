@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
-import { Kysely } from "kysely";
+import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { PipelinedPostgresDialect } from "./pipelined-driver";
 import type { Database } from "./schema";
 
 // BIGINT (int8) columns come back as strings by default; every BIGINT here is a
@@ -103,9 +102,6 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? "node-flow",
-    // A statement is written at once, not after the previous one's answer: what lets PipelinedPostgresDialect send
-    // BEGIN and COMMIT with the statements beside them. Kysely still sends one statement at a time per connection.
-    pipeline: true,
   });
   // An idle client whose connection dies (Postgres restarting, an operator's
   // pg_terminate_backend, a dropped database) is discarded by the pool, which
@@ -119,5 +115,5 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
 
 /** A Kysely instance over its own pool; `db.destroy()` closes the pool. */
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
-  return new Kysely<Database>({ dialect: new PipelinedPostgresDialect({ pool: createPool(connectionString, options) }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPool(connectionString, options) }) });
 }

@@ -293,8 +293,7 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
     await tail.afterInsert(createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
     finishes.push(await tail.finish());
   }
-  // The transaction's last statement: COMMIT goes out with it (finishEvaluations, db/pipelined-driver.ts).
-  await finishEvaluations(trx, finishes, { commit: true });
+  await finishEvaluations(trx, finishes);
 }
 
 /** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */

@@ -1,7 +1,6 @@
 import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import { json } from "../../db/json";
-import { executeAndCommit } from "../../db/pipelined-driver";
 import type { Database, WorkflowEventRow } from "../../db/schema";
 import { lockWorkflow } from "./decide-queues";
 
@@ -139,13 +138,8 @@ export interface EvaluationFinish {
  * Marking seen last is safe because nothing an evaluation does after decide's
  * markSeen reads or writes those rows' watermark: they are ended, and only the
  * next evaluation looks for unseen ones.
- *
- * With `commit`, it is the transaction's last statement and COMMIT goes out
- * with it (db/pipelined-driver.ts executeAndCommit): when it resolves `trx`
- * has committed, when it rejects `trx` has rolled back. Without finishes there
- * is no statement, and the COMMIT is left to the caller's transaction.
  */
-export async function finishEvaluations(trx: Transaction<Database>, finishes: readonly EvaluationFinish[], options: { commit?: boolean } = {}): Promise<void> {
+export async function finishEvaluations(trx: Transaction<Database>, finishes: readonly EvaluationFinish[]): Promise<void> {
   if (finishes.length === 0) return;
   const batch = finishes.map(({ locked, seenTaskIds, events, at }) => ({
     w: locked.id,
@@ -161,9 +155,7 @@ export async function finishEvaluations(trx: Transaction<Database>, finishes: re
       data: event.data ?? {},
     })),
   }));
-  const statement = sql`SELECT "nf_finish_evaluations"(${json(batch)}::jsonb)`;
-  if (options.commit === true) await executeAndCommit(trx, statement.compile(trx));
-  else await statement.execute(trx);
+  await sql`SELECT "nf_finish_evaluations"(${json(batch)}::jsonb)`.execute(trx);
 }
 
 export interface ReadWorkflowEventsOptions {
