@@ -406,6 +406,7 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
           cwd: PROJECT_ROOT,
           env: { ...serverEnv, NODE_FLOW_ROLES: "api", PORT: String(webPort), HOST: "127.0.0.1" },
           onLine: () => undefined,
+          ipc: true,
         })
       : spawnSupervised({
           name: "web",
@@ -425,6 +426,7 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     args: [...profile("sidecar"), "--import", "tsx", "server/worker.ts"],
     cwd: PROJECT_ROOT,
     env: { ...serverEnv, NODE_FLOW_ROLES: "decider,poller", NODE_FLOW_METRICS_PORT: String(metricsPort), LOG_LEVEL: "info" },
+    ipc: true,
     onLine: (line) => {
       if (line.includes("worker ready")) sidecarReady = true;
     },

@@ -372,6 +372,8 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: "api", PORT: String(config.port), HOST: config.host },
     onLine: prefixed("[web]"),
+    // Our own entry point stops with this process (server/supervisor-watch.ts); next dev would not listen.
+    ipc: !args.dev,
   });
   let markWorkerReady: () => void = () => {};
   const printWorkerLine = prefixed("[worker]");
@@ -384,6 +386,7 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
       : ["--import", "tsx", "server/worker.ts"],
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: workerRoles.join(",") },
+    ipc: !args.dev,
     onLine: (line) => {
       if (line.includes(WORKER_READY_MARKER)) markWorkerReady();
       printWorkerLine(line);

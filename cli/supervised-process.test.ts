@@ -45,6 +45,25 @@ describe("spawnSupervised", () => {
     expect(child.hasExited()).toBe(true);
   });
 
+  it("opens an IPC channel only when asked (what lets the web process and the sidecar stop with their supervisor)", async () => {
+    const connected = async (ipc: boolean) => {
+      const lines: string[] = [];
+      const child = spawnSupervised({
+        name: "probe",
+        command: process.execPath,
+        args: ["-e", "console.log(String(process.connected === true)); process.exit(0)"],
+        cwd: process.cwd(),
+        env: process.env,
+        onLine: (line) => lines.push(line),
+        ipc,
+      });
+      await child.exited;
+      return lines;
+    };
+    expect(await connected(true)).toEqual(["true"]);
+    expect(await connected(false)).toEqual(["false"]);
+  });
+
   it("stops the whole process group, grandchildren included", async () => {
     // The child forks a grandchild that ignores nothing and prints its pid: the
     // shape of `next start` and its next-server.

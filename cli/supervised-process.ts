@@ -40,6 +40,13 @@ export interface SpawnSupervisedOptions {
   onLine: (line: string) => void;
   /** How many lines lastLines() keeps. Default 40. */
   keepLines?: number;
+  /**
+   * Open an IPC channel to the child, which closes when this process ends
+   * however it ends: the web process and the sidecar stop when it does
+   * (server/supervisor-watch.ts), rather than live on in their own process
+   * group. Never sent on.
+   */
+  ipc?: boolean;
 }
 
 /**
@@ -89,7 +96,7 @@ export function spawnSupervised(options: SpawnSupervisedOptions): SupervisedProc
     // Next's types make NODE_ENV required on ProcessEnv; next sets it itself, so an env without it is right.
     env: options.env as NodeJS.ProcessEnv,
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
   });
   if (child.pid === undefined) {
     // spawn() reports ENOENT asynchronously but leaves pid undefined synchronously.
@@ -101,7 +108,8 @@ export function spawnSupervised(options: SpawnSupervisedOptions): SupervisedProc
     if (recent.length > keep) recent.shift();
     options.onLine(line);
   };
-  const splitters = [child.stdout, child.stderr].map((stream) => {
+  // Both piped above, with or without the channel.
+  const splitters = [child.stdout!, child.stderr!].map((stream) => {
     const splitter = lineSplitter(record);
     stream.setEncoding("utf8");
     stream.on("data", (chunk: string) => splitter.push(chunk));

@@ -35,6 +35,7 @@ import { serveFetchHandler } from "./http/node-fetch-adapter";
 import { dispatchRestRequest } from "./rest/dispatch";
 import { restDepsOf } from "./rest/rest-deps";
 import { ROUTES } from "./rest/routes";
+import { stopWhenSupervisorGone } from "./supervisor-watch";
 import { closeWebContext, getWebContext } from "./web-context";
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -57,6 +58,9 @@ function serveWorkerApi(req: IncomingMessage, res: ServerResponse): Promise<void
 }
 
 async function main(): Promise<void> {
+  // Until the server is up, a supervisor gone means nothing to finish: exit. Then the ordinary stop (below).
+  let onSupervisorGone = (): void => process.exit(0);
+  stopWhenSupervisorGone(() => onSupervisorGone());
   const port = Number(process.env.PORT ?? "3000");
   const hostname = process.env.HOST ?? "0.0.0.0";
   // As `next start` does, before Next and React load: they pick their production builds by it.
@@ -91,6 +95,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => void stop());
+  onSupervisorGone = () => void stop();
 }
 
 main().catch((error: unknown) => {

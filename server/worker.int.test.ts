@@ -48,6 +48,29 @@ describe("the worker sidecar", () => {
     expect(worker.output()).toContain("worker stopped");
   });
 
+  it("stops on its own when the process that started it goes away (its IPC channel closes)", async () => {
+    const base: NodeJS.ProcessEnv = { ...process.env };
+    for (const key of ["DATABASE_URL", "NODE_FLOW_SECRET", "NODE_FLOW_ROLES"]) delete base[key];
+    const child = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], {
+      env: { ...base, DATABASE_URL: database.url, NODE_FLOW_SECRET: SECRET },
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    });
+    let text = "";
+    child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    // 'exit', not 'close': with a channel 'close' also waits for it, which this process has just let go of.
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      await waitFor(() => text.includes("worker ready"), 20_000);
+      child.disconnect(); // what `nf start` dying does, however it dies
+      expect(await exited).toBe(0);
+      expect(text).toContain("its supervisor is gone");
+      expect(text).toContain("worker stopped");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
   it("drives a started workflow to completion through its decide loop, with the SWITCH script in QuickJS", async () => {
     const namespace = await database.db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow();
     const registered = await registerWorkflowDefinition(database.db, {

@@ -25,6 +25,7 @@ import { createJqTransform } from "./sandbox/jq-transform";
 import type { JqTransform } from "./sandbox/jq-transform";
 import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
+import { stopWhenSupervisorGone } from "./supervisor-watch";
 import { DEFAULT_WORKER_ROLES, resolveWorkerRoles } from "./worker-roles";
 
 /** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
@@ -118,6 +119,10 @@ async function main(): Promise<void> {
   };
   // Installed before the slow startup steps, so a stop during them still exits cleanly.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => void shutdown(signal));
+  stopWhenSupervisorGone((reason) => {
+    logger.warn({ reason }, "worker stopping: its supervisor is gone");
+    void shutdown("SIGTERM");
+  });
 
   try {
     await checkDatabaseConnection(config.databaseUrl);
