@@ -25,18 +25,28 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** `node -e script`, supervised, with its lines collected. */
+function spawnScript(name: string, script: string, options: { keepLines?: number; ipc?: boolean; onLine?: (line: string) => void } = {}) {
+  const lines: string[] = [];
+  const child = spawnSupervised({
+    name,
+    command: process.execPath,
+    args: ["-e", script],
+    cwd: process.cwd(),
+    env: process.env,
+    onLine: (line) => {
+      lines.push(line);
+      options.onLine?.(line);
+    },
+    ...(options.keepLines !== undefined ? { keepLines: options.keepLines } : {}),
+    ...(options.ipc !== undefined ? { ipc: options.ipc } : {}),
+  });
+  return { child, lines };
+}
+
 describe("spawnSupervised", () => {
   it("keeps the last lines and reports the exit", async () => {
-    const lines: string[] = [];
-    const child = spawnSupervised({
-      name: "echo",
-      command: process.execPath,
-      args: ["-e", "for (let i = 1; i <= 5; i++) console.log('line ' + i); console.error('oops'); process.exit(3)"],
-      cwd: process.cwd(),
-      env: process.env,
-      onLine: (line) => lines.push(line),
-      keepLines: 3,
-    });
+    const { child, lines } = spawnScript("echo", "for (let i = 1; i <= 5; i++) console.log('line ' + i); console.error('oops'); process.exit(3)", { keepLines: 3 });
     const status = await child.exited;
     expect(describeExit(status)).toBe("exited with code 3");
     expect(lines).toHaveLength(6);
@@ -47,16 +57,7 @@ describe("spawnSupervised", () => {
 
   it("opens an IPC channel only when asked (what lets the web process and the sidecar stop with their supervisor)", async () => {
     const connected = async (ipc: boolean) => {
-      const lines: string[] = [];
-      const child = spawnSupervised({
-        name: "probe",
-        command: process.execPath,
-        args: ["-e", "console.log(String(process.connected === true)); process.exit(0)"],
-        cwd: process.cwd(),
-        env: process.env,
-        onLine: (line) => lines.push(line),
-        ipc,
-      });
+      const { child, lines } = spawnScript("probe", "console.log(String(process.connected === true)); process.exit(0)", { ipc });
       await child.exited;
       return lines;
     };
@@ -74,12 +75,7 @@ describe("spawnSupervised", () => {
       setInterval(() => {}, 1000);
     `;
     let grandchild = 0;
-    const child = spawnSupervised({
-      name: "tree",
-      command: process.execPath,
-      args: ["-e", script],
-      cwd: process.cwd(),
-      env: process.env,
+    const { child } = spawnScript("tree", script, {
       onLine: (line) => {
         const match = /grandchild (\d+)/.exec(line);
         if (match) grandchild = Number(match[1]);
@@ -93,14 +89,7 @@ describe("spawnSupervised", () => {
   });
 
   it("SIGKILLs a group that ignores SIGTERM after the timeout", async () => {
-    const child = spawnSupervised({
-      name: "stubborn",
-      command: process.execPath,
-      args: ["-e", "process.on('SIGTERM', () => console.log('ignored')); console.log('up'); setInterval(() => {}, 1000)"],
-      cwd: process.cwd(),
-      env: process.env,
-      onLine: () => undefined,
-    });
+    const { child } = spawnScript("stubborn", "process.on('SIGTERM', () => console.log('ignored')); console.log('up'); setInterval(() => {}, 1000)");
     while (!child.lastLines().includes("up")) await new Promise((resolve) => setTimeout(resolve, 20));
     const started = Date.now();
     await child.stop(500);
