@@ -104,17 +104,27 @@ function ExecutionLayout({ namespace, initial, definition }: { namespace: string
     store.setState({ nodes: keepEqual(store.getState().nodes, model.nodes), takenEdges: model.takenEdges });
   }, [model]);
 
+  /** The last history seq the page has applied from the stream. */
+  const appliedSeq = useRef(initial.lastSeq);
   const reload = useCallback(async () => {
-    const fresh = await queryClient.fetchQuery({ ...trpc.executions.get.queryOptions({ namespace, id }), staleTime: 0 });
-    setTasks(new Map(fresh.tasks.map((t) => [t.id, t])));
-    setStatus(fresh.execution.status);
-    setReason(fresh.execution.reasonForIncompletion);
-    setEndedAt(fresh.execution.endedAt);
-    setHistoryVersion((v) => v + 1);
+    // A snapshot read before events the stream has already applied would put the page back in time — after a Retry,
+    // the run completing while the snapshot was on its way showed "Running" for good, since an ended run sends
+    // nothing more to correct it. Such a snapshot is fetched again; one as new as the stream replaces the state.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const fresh = await queryClient.fetchQuery({ ...trpc.executions.get.queryOptions({ namespace, id }), staleTime: 0 });
+      if (fresh.lastSeq < appliedSeq.current) continue;
+      setTasks(new Map(fresh.tasks.map((t) => [t.id, t])));
+      setStatus(fresh.execution.status);
+      setReason(fresh.execution.reasonForIncompletion);
+      setEndedAt(fresh.execution.endedAt);
+      setHistoryVersion((v) => v + 1);
+      return;
+    }
   }, [id, namespace, queryClient, trpc]);
 
   const stream = useExecutionStream(id, initial.lastSeq, {
     onHistory(events) {
+      appliedSeq.current = Math.max(appliedSeq.current, ...events.map((e) => e.seq));
       setTasks((current) => {
         let next: Map<string, RunTask> | null = null;
         for (const e of events) next = applyHistory(next ?? current, e) ?? next;
