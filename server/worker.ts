@@ -96,13 +96,14 @@ async function main(): Promise<void> {
   let jq: JqTransform | undefined = undefined;
   let notifier: Notifier | undefined = undefined;
   let metricsServer: MetricsServer | undefined = undefined;
-  const shutdown = async (signal: NodeJS.Signals) => {
+  /** `cause`: the signal, or why the worker stops on its own. */
+  const shutdown = async (cause: string) => {
     if (stopping) {
-      logger.info({ signal }, "worker already stopping");
+      logger.info({ cause }, "worker already stopping");
       return;
     }
     stopping = true;
-    logger.info({ signal }, "worker stopping: finishing the batch in hand");
+    logger.info({ cause }, "worker stopping: finishing the batch in hand");
     // unref: once everything below has closed, the exit should not wait for this timer.
     setTimeout(() => {
       logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, "worker did not stop in time; forcing exit");
@@ -119,10 +120,7 @@ async function main(): Promise<void> {
   };
   // Installed before the slow startup steps, so a stop during them still exits cleanly.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => void shutdown(signal));
-  stopWhenSupervisorGone((reason) => {
-    logger.warn({ reason }, "worker stopping: its supervisor is gone");
-    void shutdown("SIGTERM");
-  });
+  stopWhenSupervisorGone((reason) => void shutdown(`its supervisor is gone: ${reason}`));
 
   try {
     await checkDatabaseConnection(config.databaseUrl);
