@@ -12,14 +12,21 @@ type Worker = ChildProcessByStdio<null, Readable, Readable>;
 
 const SECRET = "c".repeat(64);
 
-function startWorker(env: Record<string, string>): { child: Worker; output: () => string; exited: Promise<number | null> } {
+/**
+ * `ipc`: with a channel to this process, as `nf start` opens one. `exited` is then the process's exit, not its
+ * streams' close: 'close' also waits for the channel, which a test that disconnects has just let go of.
+ */
+function startWorker(env: Record<string, string>, options: { ipc?: boolean } = {}): { child: Worker; output: () => string; exited: Promise<number | null> } {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const key of ["DATABASE_URL", "NODE_FLOW_SECRET", "NODE_FLOW_ROLES"]) delete base[key];
-  const child = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], {
+    env: { ...base, ...env },
+    stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
+  }) as Worker;
   let text = "";
   child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.on(options.ipc === true ? "exit" : "close", (code: number | null) => resolve(code)));
   return { child, output: () => text, exited };
 }
 
@@ -49,25 +56,16 @@ describe("the worker sidecar", () => {
   });
 
   it("stops on its own when the process that started it goes away (its IPC channel closes)", async () => {
-    const base: NodeJS.ProcessEnv = { ...process.env };
-    for (const key of ["DATABASE_URL", "NODE_FLOW_SECRET", "NODE_FLOW_ROLES"]) delete base[key];
-    const child = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], {
-      env: { ...base, DATABASE_URL: database.url, NODE_FLOW_SECRET: SECRET },
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-    });
-    let text = "";
-    child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
-    child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
-    // 'exit', not 'close': with a channel 'close' also waits for it, which this process has just let go of.
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const worker = startWorker({ DATABASE_URL: database.url, NODE_FLOW_SECRET: SECRET }, { ipc: true });
     try {
-      await waitFor(() => text.includes("worker ready"), 20_000);
-      child.disconnect(); // what `nf start` dying does, however it dies
-      expect(await exited).toBe(0);
-      expect(text).toContain("its supervisor is gone");
-      expect(text).toContain("worker stopped");
+      await waitFor(() => worker.output().includes("worker ready"), 20_000);
+      worker.child.disconnect(); // what `nf start` dying does, however it dies
+      expect(await worker.exited).toBe(0);
+      // Its last lines may still be on their way when the exit is seen.
+      await waitFor(() => worker.output().includes("worker stopped"), 5_000);
+      expect(worker.output()).toContain("its supervisor is gone");
     } finally {
-      child.kill("SIGKILL");
+      worker.child.kill("SIGKILL");
     }
   });
 
