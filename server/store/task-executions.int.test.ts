@@ -10,6 +10,7 @@ import {
   TaskReportRefusedError,
   completeTaskFromWorker,
   frontierStatement,
+  frontiersStatement,
   insertAndEnqueueTasks,
   insertTasks,
   loadFrontier,
@@ -133,6 +134,29 @@ describe("loadFrontier / loadLatestByRefs", () => {
       expect(plan.match(/Index Scan using "TaskExecutions_p\d+_workflowId_idx"/g)).toHaveLength(1);
       expect(plan).not.toMatch(/Seq Scan|pkey/);
     });
+  });
+
+  it("the several-workflow frontier read probes one partition per workflow, even under a generic plan made on small partitions", async () => {
+    // The shape every pool connection runs (db/pool.ts: force_generic_plan),
+    // planned on this test database's near-empty partitions — where a
+    // flattened join chose a hash join reading every partition whole.
+    const ids = [randomUUID(), randomUUID()];
+    await insertTasks(t.db, ids.map((wf) => row(wf, "a", { status: "IN_PROGRESS" })));
+    const compiled = frontiersStatement(ids).compile(t.db);
+    const plan = await t.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+      await sql`PREPARE nf_frontiers_plan AS ${sql.raw(compiled.sql)}`.execute(trx);
+      // EXECUTE's arguments cannot be bind parameters: array literals (of uuids, safe to inline).
+      const args = compiled.parameters.map((p) => `'{${(p as string[]).join(",")}}'`).join(", ");
+      const { rows } = await sql<{ "QUERY PLAN": string }>`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE nf_frontiers_plan(${sql.raw(args)})`.execute(trx);
+      await sql`DEALLOCATE nf_frontiers_plan`.execute(trx);
+      return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).not.toMatch(/Hash Join/);
+    // Partitions the run-time pruning skipped show as "never executed"; the others were read.
+    const read = plan.split("\n").filter((line) => /on "TaskExecutions_p\d+"/.test(line) && !line.includes("never executed"));
+    expect(read.length).toBeGreaterThan(0);
+    expect(read.length).toBeLessThanOrEqual(ids.length);
   });
 
   it("loads each ref's latest row by iteration, then attempt; refs without rows are absent", async () => {
