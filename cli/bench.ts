@@ -1238,6 +1238,46 @@ async function topStatements(db: Db): Promise<StatementCost[]> {
   return rows;
 }
 
+interface TableScans {
+  table: string;
+  seqScans: number;
+  seqRows: number;
+  indexScans: number;
+  live: number;
+  dead: number;
+  vacuums: number;
+  analyzes: number;
+}
+
+/**
+ * The tables most read by sequential scans over the whole run. A key lookup
+ * whose cached generic plan was made while its partition was small can read
+ * that partition whole on every call (docs/performance.md, items 41–42); this
+ * is where that shows, with the dead rows it steps over.
+ */
+async function tablesReadWhole(db: Db): Promise<TableScans[]> {
+  const { rows } = await sql<TableScans>`/* nf-bench */
+    SELECT "relname" AS "table", "seq_scan" AS "seqScans", "seq_tup_read" AS "seqRows", coalesce("idx_scan", 0) AS "indexScans",
+           "n_live_tup" AS "live", "n_dead_tup" AS "dead",
+           "vacuum_count" + "autovacuum_count" AS "vacuums", "analyze_count" + "autoanalyze_count" AS "analyzes"
+    FROM pg_stat_user_tables
+    WHERE "schemaname" = current_schema() AND "seq_tup_read" > 0
+    ORDER BY "seq_tup_read" DESC LIMIT 10`.execute(db);
+  return rows;
+}
+
+function tablesText(tables: readonly TableScans[]): string[] {
+  if (tables.length === 0) return [];
+  return [
+    "",
+    "## Tables read by sequential scans (pg_stat_user_tables, whole run)",
+    "",
+    "| table | seq scans | rows they read | index scans | live / dead rows | vacuums / analyzes |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ...tables.map((t) => `| ${t.table} | ${t.seqScans} | ${t.seqRows} | ${t.indexScans} | ${t.live} / ${t.dead} | ${t.vacuums} / ${t.analyzes} |`),
+  ];
+}
+
 /** What the server's backends were doing during each point: the busiest states first. */
 function backendsText(points: readonly PointResult[]): string[] {
   if (points.length === 0) return [];
@@ -1330,6 +1370,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       say(`Large workflow: not measured (${largeProblem}).`);
     }
     const statements = options.pgStatStatements ? await topStatements(system.db) : [];
+    const tables = await tablesReadWhole(system.db);
     const loadAfter = os.loadavg().map((l) => l.toFixed(2)).join(" ");
 
     const { rows: version } = await sql<{ server_version: string }>`SHOW server_version`.execute(system.db);
@@ -1350,13 +1391,14 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       ...largeText(large),
       ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),
       ...statementsText(statements),
+      ...tablesText(tables),
       "",
       `Took ${fixed((performance.now() - began) / 1000)} s.`,
       "",
     ].join("\n");
     const out = path.resolve(options.out);
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, large }, null, 2)}\n`);
+    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, large, tablesReadWhole: tables }, null, 2)}\n`);
     writeFileSync(`${out}.md`, markdown);
     process.stdout.write(markdown);
     say(`Results: ${out}.json and ${out}.md`);
