@@ -19,6 +19,21 @@ export interface DbOptions {
    * {@link preparedStatementName}). On by default.
    */
   preparedStatements?: boolean;
+  /**
+   * Every statement this pool runs finds its rows by a key or another index
+   * (the sidecar's pool: claims, frontiers, timers, sweeps), so plan them with
+   * sequential scans disabled. A generic plan is made once per connection and
+   * kept until a table it reads is analyzed or vacuumed; made while a
+   * partition is small, a key lookup is a coin toss a sequential scan often
+   * wins, and the plan then reads the partition whole on every call as it
+   * fills. The closed-loop bench caught the decider's claim reading the
+   * month's whole "WorkflowExecutions" partition this way (0.7–2.3 million
+   * rows over a 20-second run). A statement with no index to use still gets a
+   * sequential scan: Postgres 18 counts disabled plan nodes rather than
+   * refusing them. Off by default: the web process also serves the console's
+   * lists and searches, where reading a table whole can be the right plan.
+   */
+  keyLookupsOnly?: boolean;
 }
 
 /**
@@ -73,11 +88,6 @@ type QueryFunction = (...args: unknown[]) => unknown;
 
 /** Makes `client` run parameterised text queries (what Kysely sends) as named statements. */
 function prepareStatementsOn(client: pg.PoolClient): void {
-  // Generic plans, always, for the prepared statements (see preparedStatementName).
-  // A SET, not the startup "options": those would replace the caller's own
-  // (PGOPTIONS, or options= in the URL). Queued first, it runs before any query
-  // of whoever the pool hands the client to; should it fail, plans stay auto.
-  client.query("SET plan_cache_mode = force_generic_plan").catch(() => undefined);
   const original = client.query.bind(client) as QueryFunction;
   let prepared = 0;
   const query: QueryFunction = (...args) => {
@@ -109,7 +119,19 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
   // whole process — a sidecar mid-batch — dies. The next query opens a fresh
   // connection, and a query that was in flight rejects to its own caller.
   pool.on("error", () => undefined);
-  if (prepared) pool.on("connect", prepareStatementsOn);
+  const settings = [
+    // Generic plans, always, for the prepared statements (see preparedStatementName).
+    ...(prepared ? ["SET plan_cache_mode = force_generic_plan"] : []),
+    ...(options.keyLookupsOnly ? ["SET enable_seqscan = off"] : []),
+  ].join("; ");
+  pool.on("connect", (client) => {
+    // SETs, not the startup "options": those would replace the caller's own
+    // (PGOPTIONS, or options= in the URL). One query, queued first, so it runs
+    // before any query of whoever the pool hands the client to (node-postgres
+    // warns about a query queued behind another); should it fail, the defaults stay.
+    if (settings !== "") client.query(settings).catch(() => undefined);
+    if (prepared) prepareStatementsOn(client);
+  });
   return pool;
 }
 

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger({ level: config.logLevel });
-  const db = createDb(config.databaseUrl, { max: config.dbPoolSize, applicationName: "node-flow-worker" });
+  const db = createDb(config.databaseUrl, { max: config.dbPoolSize, applicationName: "node-flow-worker", keyLookupsOnly: true });
 
   let stopping = false;
   let runners: ReturnType<typeof startRunners> = [];

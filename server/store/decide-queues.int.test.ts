@@ -482,6 +482,33 @@ describe("claimAndLockWorkflows", () => {
     await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: "only" });
     expect((await t.db.transaction().execute((trx) => claimOne(trx, 5)))?.workflow.id).toBe(wf.id);
   });
+
+  it("on the sidecar's pool (keyLookupsOnly), claims and locks without reading any table whole, however small", async () => {
+    // A generic plan made on small partitions with statistics (the sidecar's
+    // planner-statistics loop analyzes them early) read the month's whole
+    // "WorkflowExecutions" partition on every claim, as it filled.
+    await clearQueue();
+    const namespaceId = randomUUID();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 });
+      await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: `r${i}` });
+      ids.push(wf.id);
+    }
+    await sql`ANALYZE "WorkflowExecutions", "DecideQueues"`.execute(t.db);
+    const sidecar = createDb(t.url, { max: 1, applicationName: "claim-plan-test", keyLookupsOnly: true });
+    try {
+      const { claimed, readWhole } = await sidecar.transaction().execute(async (trx) => {
+        const claims = await claimAndLockWorkflows(trx, { limit: 8 });
+        const { rows } = await sql<{ relname: string }>`SELECT "relname" FROM pg_stat_xact_user_tables WHERE "seq_scan" > 0`.execute(trx);
+        return { claimed: claims.map((c) => c.workflow.id), readWhole: rows.map((r) => r.relname) };
+      });
+      expect(claimed).toEqual(ids);
+      expect(readWhole).toEqual([]);
+    } finally {
+      await sidecar.destroy();
+    }
+  });
 });
 
 describe("lockWorkflow", () => {
@@ -513,8 +540,13 @@ describe("lockWorkflow", () => {
   });
 
   it("finds the row by id with one primary-key probe per partition, never a scan", async () => {
-    const { rows } = await sql<{ "QUERY PLAN": string }>`
-      EXPLAIN SELECT * FROM "WorkflowExecutions" WHERE "id" = ${randomUUID()}::uuid FOR UPDATE`.execute(t.db);
+    // Planned as the sidecar plans it (keyLookupsOnly): on this file's analyzed, tiny partitions a scan is otherwise cheapest.
+    const rows = await t.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+      const explained = await sql<{ "QUERY PLAN": string }>`
+        EXPLAIN SELECT * FROM "WorkflowExecutions" WHERE "id" = ${randomUUID()}::uuid FOR UPDATE`.execute(trx);
+      return explained.rows;
+    });
     const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
     expect(plan).toMatch(/Index Scan using "?WorkflowExecutions_p\d+_pkey/);
     expect(plan).not.toMatch(/Seq Scan/);

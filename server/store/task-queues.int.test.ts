@@ -324,6 +324,32 @@ describe("leaseTasks", () => {
   });
 });
 
+describe("the report and lease functions' plans", () => {
+  it("find every row by its key: a lease and a completion read no table whole, however small its partitions", async () => {
+    // Each connection plans the functions' statements once. On small
+    // partitions that have statistics (the sidecar's planner-statistics loop
+    // analyzes them early) a sequential scan looks cheapest, and a connection
+    // that drew one kept reading the queue's whole partition, dead rows
+    // included, on every lease (migration 0018).
+    const ns = randomUUID();
+    const task = await queueTask(ns, `keyed_${randomUUID()}`);
+    await sql`ANALYZE "TaskQueues", "TaskExecutions"`.execute(t.db);
+    const db = createDb(t.url, { max: 1, applicationName: "lease-plan-test" });
+    try {
+      const readWhole = await db.transaction().execute(async (trx) => {
+        const leased = await leaseTasks(trx, { namespaceId: ns, queueName: task.queueName, count: 1, leaseSeconds: 30, owner: "w" });
+        expect(leased.map((l) => l.task.id)).toEqual([task.taskId]);
+        await completeTaskFromWorker(trx, { namespaceId: ns, workflowId: task.workflowId, taskId: task.taskId, status: "COMPLETED", output: {}, workerId: "w" });
+        const { rows } = await sql<{ relname: string }>`SELECT "relname" FROM pg_stat_xact_user_tables WHERE "seq_scan" > 0`.execute(trx);
+        return rows.map((r) => r.relname);
+      });
+      expect(readWhole).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
 describe("renewLease / acknowledge / releaseLease / defer", () => {
   async function leasedTask(queueName: string): Promise<Task> {
     const ns = randomUUID();
