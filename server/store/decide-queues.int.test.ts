@@ -7,6 +7,7 @@ import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
 import type { Database, WorkflowExecutionRow } from "../../db/schema";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
+import { tablesScannedInTransaction } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { claimAndLockWorkflows, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
 import { insertWorkflowExecution } from "./workflow-executions";
@@ -500,8 +501,7 @@ describe("claimAndLockWorkflows", () => {
     try {
       const { claimed, readWhole } = await sidecar.transaction().execute(async (trx) => {
         const claims = await claimAndLockWorkflows(trx, { limit: 8 });
-        const { rows } = await sql<{ relname: string }>`SELECT "relname" FROM pg_stat_xact_user_tables WHERE "seq_scan" > 0`.execute(trx);
-        return { claimed: claims.map((c) => c.workflow.id), readWhole: rows.map((r) => r.relname) };
+        return { claimed: claims.map((c) => c.workflow.id), readWhole: await tablesScannedInTransaction(trx) };
       });
       expect(claimed).toEqual(ids);
       expect(readWhole).toEqual([]);

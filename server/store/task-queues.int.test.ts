@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
 import type { TaskQueueRow } from "../../db/schema";
+import { tablesScannedInTransaction } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { completeTaskFromWorker } from "./task-executions";
 import {
@@ -340,8 +341,7 @@ describe("the report and lease functions' plans", () => {
         const leased = await leaseTasks(trx, { namespaceId: ns, queueName: task.queueName, count: 1, leaseSeconds: 30, owner: "w" });
         expect(leased.map((l) => l.task.id)).toEqual([task.taskId]);
         await completeTaskFromWorker(trx, { namespaceId: ns, workflowId: task.workflowId, taskId: task.taskId, status: "COMPLETED", output: {}, workerId: "w" });
-        const { rows } = await sql<{ relname: string }>`SELECT "relname" FROM pg_stat_xact_user_tables WHERE "seq_scan" > 0`.execute(trx);
-        return rows.map((r) => r.relname);
+        return tablesScannedInTransaction(trx);
       });
       expect(readWhole).toEqual([]);
     } finally {
