@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Kysely } from "kysely";
+import type { Kysely, RawBuilder } from "kysely";
 
 /**
  * The tables this transaction has read by sequential scans so far
@@ -12,4 +12,19 @@ import type { Kysely } from "kysely";
 export async function tablesScannedInTransaction(trx: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ relname: string }>`SELECT "relname" FROM pg_stat_xact_user_tables WHERE "seq_scan" > 0 ORDER BY 1`.execute(trx);
   return rows.map((r) => r.relname);
+}
+
+/**
+ * `statement`'s plan (EXPLAIN's lines joined) with sequential scans disabled,
+ * as the sidecar and the key-lookup functions plan (db/pool.ts,
+ * keyLookupsOnly): on a test database's tiny tables the planner rightly
+ * prefers a scan, so a plan test asks which index the statement *can* use.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema; the statement is the caller's
+export async function planWithoutSeqScans(db: Kysely<any>, statement: RawBuilder<unknown>): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+    const { rows } = await sql<{ "QUERY PLAN": string }>`EXPLAIN ${statement}`.execute(trx);
+    return rows.map((r) => r["QUERY PLAN"]).join("\n");
+  });
 }

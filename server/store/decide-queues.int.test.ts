@@ -7,7 +7,7 @@ import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
 import type { Database, WorkflowExecutionRow } from "../../db/schema";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
-import { tablesScannedInTransaction } from "../../db/testing/scan-observation";
+import { planWithoutSeqScans, tablesScannedInTransaction } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { claimAndLockWorkflows, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
 import { insertWorkflowExecution } from "./workflow-executions";
@@ -540,14 +540,7 @@ describe("lockWorkflow", () => {
   });
 
   it("finds the row by id with one primary-key probe per partition, never a scan", async () => {
-    // Planned as the sidecar plans it (keyLookupsOnly): on this file's analyzed, tiny partitions a scan is otherwise cheapest.
-    const rows = await t.db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-      const explained = await sql<{ "QUERY PLAN": string }>`
-        EXPLAIN SELECT * FROM "WorkflowExecutions" WHERE "id" = ${randomUUID()}::uuid FOR UPDATE`.execute(trx);
-      return explained.rows;
-    });
-    const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+    const plan = await planWithoutSeqScans(t.db, sql`SELECT * FROM "WorkflowExecutions" WHERE "id" = ${randomUUID()}::uuid FOR UPDATE`);
     expect(plan).toMatch(/Index Scan using "?WorkflowExecutions_p\d+_pkey/);
     expect(plan).not.toMatch(/Seq Scan/);
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "kysely";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { planWithoutSeqScans } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { leaseSystemTasks, leaseSystemTasksStatement } from "./system-task-queues";
 import { enqueueTask } from "./task-queues";
@@ -92,17 +92,11 @@ describe("leaseSystemTasks", () => {
   });
 
   it("reads each queue through the dequeue index, with no sort below the merge", async () => {
-    await t.db.transaction().execute(async (trx) => {
-      // Tiny tables: without this the planner rightly prefers a seq scan; we ask which index it *can* use.
-      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-      const statement = leaseSystemTasksStatement({ queueNames: QUEUES, count: 10, leaseSeconds: 60, owner: "plan" });
-      const { rows } = await sql<{ "QUERY PLAN": string }>`EXPLAIN ${statement}`.execute(trx);
-      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
-      expect(plan).toMatch(/Index Scan using "TaskQueues_p\d+_queueName_priority_id_idx"/);
-      // The partitions' index scans merge in index order (Merge Append); the
-      // only Sort node is the merge of the probes' rows, at most count × queues.
-      expect(plan).toMatch(/Merge Append/);
-      expect(plan.match(/->\s+Sort\b/g)?.length ?? 0).toBe(1);
-    });
+    const plan = await planWithoutSeqScans(t.db, leaseSystemTasksStatement({ queueNames: QUEUES, count: 10, leaseSeconds: 60, owner: "plan" }));
+    expect(plan).toMatch(/Index Scan using "TaskQueues_p\d+_queueName_priority_id_idx"/);
+    // The partitions' index scans merge in index order (Merge Append); the
+    // only Sort node is the merge of the probes' rows, at most count × queues.
+    expect(plan).toMatch(/Merge Append/);
+    expect(plan.match(/->\s+Sort\b/g)?.length ?? 0).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
+import { planWithoutSeqScans } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import pg from "pg";
 import { TASKS_CHANNEL, enqueueTask, leaseTasks } from "./task-queues";
@@ -124,16 +125,10 @@ describe("loadFrontier / loadLatestByRefs", () => {
   });
 
   it("the frontier query is one scan of the pending index", async () => {
-    const wf = randomUUID();
-    await t.db.transaction().execute(async (trx) => {
-      // Tiny tables: without this the planner rightly prefers a seq scan; we ask which index it *can* use.
-      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-      const { rows } = await sql<{ "QUERY PLAN": string }>`EXPLAIN ${frontierStatement(wf)}`.execute(trx);
-      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
-      // Partition indexes are named after their columns: the partial one is "…_workflowId_idx".
-      expect(plan.match(/Index Scan using "TaskExecutions_p\d+_workflowId_idx"/g)).toHaveLength(1);
-      expect(plan).not.toMatch(/Seq Scan|pkey/);
-    });
+    const plan = await planWithoutSeqScans(t.db, frontierStatement(randomUUID()));
+    // Partition indexes are named after their columns: the partial one is "…_workflowId_idx".
+    expect(plan.match(/Index Scan using "TaskExecutions_p\d+_workflowId_idx"/g)).toHaveLength(1);
+    expect(plan).not.toMatch(/Seq Scan|pkey/);
   });
 
   it("the several-workflow frontier read probes one partition per workflow, even under a generic plan made on small partitions", async () => {
