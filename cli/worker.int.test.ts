@@ -15,7 +15,7 @@ import { useTestDatabase } from "../db/testing/test-database";
 import { createNodeFlowClient } from "../sdk";
 import type { JsonObject, NodeFlowClient, Run } from "../sdk";
 import { createApiKey } from "../server/auth/api-keys";
-import { serveFetchHandler } from "../server/http/node-fetch-adapter";
+import { serveFetchHandler } from "../server/http/testing/serve-fetch-handler";
 import { startSidecar } from "../server/testing/sidecar-process";
 import type { SidecarProcess } from "../server/testing/sidecar-process";
 import { waitUntil } from "../server/testing/wait-until";

@@ -30,9 +30,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { conductorDepsOf } from "./conductor/conductor-deps";
 import { CONDUCTOR_ROUTES } from "./conductor/conductor-routes";
-import { dispatchConductorRequest } from "./conductor/dispatch-conductor-request";
-import { serveFetchHandler } from "./http/node-fetch-adapter";
-import { dispatchRestRequest } from "./rest/dispatch";
+import { answerConductorRequest } from "./conductor/dispatch-conductor-request";
+import { serveApi } from "./http/node-api-exchange";
+import { answerRestRequest } from "./rest/dispatch";
 import { restDepsOf } from "./rest/rest-deps";
 import { ROUTES } from "./rest/routes";
 import { stopWhenSupervisorGone } from "./supervisor-watch";
@@ -50,10 +50,10 @@ function isWorkerApiPath(url: string): boolean {
 
 function serveWorkerApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const conductor = (req.url ?? "").startsWith("/conductor/api/");
-  return serveFetchHandler(req, res, (request) =>
+  return serveApi(req, res, (request) =>
     conductor
-      ? dispatchConductorRequest(() => conductorDepsOf(getWebContext()), request, CONDUCTOR_ROUTES)
-      : dispatchRestRequest(() => restDepsOf(getWebContext()), request, ROUTES),
+      ? answerConductorRequest(() => conductorDepsOf(getWebContext()), request, CONDUCTOR_ROUTES)
+      : answerRestRequest(() => restDepsOf(getWebContext()), request, ROUTES),
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/pool";
+import type { ApiRequest } from "../http/api-exchange";
 import { authenticateApiKey, parseBearer } from "./api-keys";
 import type { Principal } from "./principal";
 import { SESSION_COOKIE, authenticateSession, readCookie } from "./sessions";
@@ -12,7 +13,7 @@ import { SESSION_COOKIE, authenticateSession, readCookie } from "./sessions";
  * a script with a broken key fails loudly instead of quietly acting as
  * whoever last signed in on that machine.
  */
-export async function authenticateRequest(db: Db, request: Request): Promise<Principal | null> {
+export async function authenticateRequest(db: Db, request: Pick<ApiRequest, "headers">): Promise<Principal | null> {
   const authorization = request.headers.get("authorization");
   const bearer = parseBearer(authorization);
   if (bearer !== null) return authenticateApiKey(db, bearer);

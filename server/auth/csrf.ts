@@ -1,3 +1,4 @@
+import type { ApiRequest } from "../http/api-exchange";
 import { parseBearer } from "./api-keys";
 import { SESSION_COOKIE, readCookie } from "./session-cookie";
 
@@ -21,8 +22,11 @@ import { SESSION_COOKIE, readCookie } from "./session-cookie";
  */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** What the check reads: a fetch Request is one, and so is the REST dispatcher's ApiRequest. */
+type SameOriginRequest = Pick<ApiRequest, "method" | "url" | "headers">;
+
 /** The hosts a request may have been addressed to: Host, a proxy's X-Forwarded-Host, and the URL's own. */
-function requestHosts(request: Request): Set<string> {
+function requestHosts(request: SameOriginRequest): Set<string> {
   const hosts = new Set<string>();
   const add = (value: string | null | undefined) => {
     const host = value?.split(",")[0]?.trim().toLowerCase();
@@ -48,7 +52,7 @@ function hostOf(value: string): string | null {
   }
 }
 
-export function checkSameOrigin(request: Request): { ok: true } | { ok: false; message: string } {
+export function checkSameOrigin(request: SameOriginRequest): { ok: true } | { ok: false; message: string } {
   if (SAFE_METHODS.has(request.method.toUpperCase())) return { ok: true };
   if (parseBearer(request.headers.get("authorization")) !== null) return { ok: true };
   const origin = request.headers.get("origin");

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ApiAnswer } from "../http/api-exchange";
 
 /**
  * Errors in Conductor's shape. Conductor answers an error with its
@@ -61,13 +62,13 @@ export function zodValidationErrors(issues: readonly z.core.$ZodIssue[], root: s
 
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" } as const;
 
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): ApiAnswer {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-export function errorResponse(error: ConductorError, headers: Record<string, string> = {}): Response {
-  if (error.status === 401) return authErrorResponse("INVALID_TOKEN", error.message);
-  return jsonResponse(
+export function errorAnswer(error: ConductorError, headers: Record<string, string> = {}): ApiAnswer {
+  if (error.status === 401) return authErrorAnswer("INVALID_TOKEN", error.message);
+  return jsonAnswer(
     error.status,
     {
       status: error.status,
@@ -81,8 +82,8 @@ export function errorResponse(error: ConductorError, headers: Record<string, str
 }
 
 /** Orkes' authentication failure: clients refresh their token on EXPIRED_TOKEN and give up on INVALID_TOKEN. */
-export function authErrorResponse(error: "EXPIRED_TOKEN" | "INVALID_TOKEN", message: string): Response {
-  return jsonResponse(401, { error, message });
+export function authErrorAnswer(error: "EXPIRED_TOKEN" | "INVALID_TOKEN", message: string): ApiAnswer {
+  return jsonAnswer(401, { error, message });
 }
 
 export const forbidden = (message: string) => new ConductorError(403, message);

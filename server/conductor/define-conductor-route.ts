@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Db } from "../../db/pool";
 import type { Permission, Principal } from "../auth/principal";
 import type { BlobStore } from "../blob-store";
+import type { ApiRequest } from "../http/api-exchange";
 import type { Notifier } from "../notifier";
 
 /**
@@ -47,7 +48,7 @@ type KeyPrincipal = Principal & { kind: "apiKey" };
 
 export interface ConductorRouteContext<A extends ConductorRouteAuth, P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
   deps: ConductorDeps;
-  request: Request;
+  request: ApiRequest;
   /** Aborted when the client goes away: long-polls stop on it. */
   signal: AbortSignal;
   principal: A extends "public" ? null : KeyPrincipal;

@@ -2,9 +2,11 @@ import type { z } from "zod";
 import { authenticateApiKey, authenticateApiKeyReference, parseApiKey, parseBearer } from "../auth/api-keys";
 import { grants, roleOfScopes } from "../auth/principal";
 import type { Principal } from "../auth/principal";
+import type { ApiAnswer, ApiRequest } from "../http/api-exchange";
+import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../http/api-exchange";
 import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "../rest/dispatch";
 import { HttpProblem } from "../rest/problem";
-import { ConductorError, authErrorResponse, errorResponse, jsonResponse, validationFailed, zodValidationErrors } from "./conductor-error";
+import { ConductorError, authErrorAnswer, errorAnswer, jsonAnswer, validationFailed, zodValidationErrors } from "./conductor-error";
 import type { ConductorValidationError } from "./conductor-error";
 import { verifyConductorToken } from "./conductor-token";
 import type { AnyConductorRoute, ConductorAnswer, ConductorDeps, HttpMethod } from "./define-conductor-route";
@@ -118,7 +120,7 @@ type Authentication = { ok: true; principal: KeyPrincipal } | { ok: false; error
  * `Authorization: Bearer nf_…`. Session cookies are not accepted: a Conductor
  * call has no namespace in its path, and only a key belongs to exactly one.
  */
-export async function authenticateConductorRequest(deps: ConductorDeps, request: Request): Promise<Authentication> {
+export async function authenticateConductorRequest(deps: ConductorDeps, request: Pick<ApiRequest, "headers">): Promise<Authentication> {
   const presented = request.headers.get("x-authorization")?.trim() || parseBearer(request.headers.get("authorization"));
   if (presented === null || presented === undefined || presented === "") {
     return { ok: false, error: "INVALID_TOKEN", message: "Send a token from POST /conductor/api/token as X-Authorization" };
@@ -137,14 +139,14 @@ export async function authenticateConductorRequest(deps: ConductorDeps, request:
   return { ok: true, principal };
 }
 
-function logFailure(deps: ConductorDeps | undefined, error: unknown, request: Request): void {
+function logFailure(deps: ConductorDeps | undefined, error: unknown, request: ApiRequest): void {
   const where = { method: request.method, path: new URL(request.url).pathname };
   if (deps?.logger) deps.logger.error({ err: error, ...where }, "Conductor API request failed");
   else console.error(`Conductor ${where.method} ${where.path} failed:`, error);
 }
 
 /** Answers one request from `routes`; `deps` may be a function so a broken environment still answers in JSON (503). */
-export async function dispatchConductorRequest(deps: ConductorDeps | (() => ConductorDeps), request: Request, routes: readonly AnyConductorRoute[]): Promise<Response> {
+export async function answerConductorRequest(deps: ConductorDeps | (() => ConductorDeps), request: ApiRequest, routes: readonly AnyConductorRoute[]): Promise<ApiAnswer> {
   let resolvedDeps: ConductorDeps | undefined;
   try {
     const isHead = request.method === "HEAD";
@@ -154,23 +156,28 @@ export async function dispatchConductorRequest(deps: ConductorDeps | (() => Cond
       resolvedDeps = typeof deps === "function" ? deps() : deps;
     } catch (error) {
       logFailure(undefined, error, request);
-      return errorResponse(new ConductorError(503, "The server is not configured; see its log"));
+      return errorAnswer(new ConductorError(503, "The server is not configured; see its log"));
     }
-    const response = await serve(resolvedDeps, resolved, url, request);
-    return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    const answer = await serve(resolvedDeps, resolved, url, request);
+    return isHead ? withoutBody(answer) : answer;
   } catch (error) {
-    if (error instanceof ConductorError) return errorResponse(error);
-    if (error instanceof HttpProblem) return errorResponse(new ConductorError(error.problem.status, error.problem.detail));
+    if (error instanceof ConductorError) return errorAnswer(error);
+    if (error instanceof HttpProblem) return errorAnswer(new ConductorError(error.problem.status, error.problem.detail));
     logFailure(resolvedDeps, error, request);
-    return errorResponse(new ConductorError(500, "The request failed on the server; it has been logged"));
+    return errorAnswer(new ConductorError(500, "The request failed on the server; it has been logged"));
   }
 }
 
-async function serve(deps: ConductorDeps, resolved: Resolved, url: URL, request: Request): Promise<Response> {
+/** answerConductorRequest for a fetch Request (the App Router's catch-all route). */
+export async function dispatchConductorRequest(deps: ConductorDeps | (() => ConductorDeps), request: Request, routes: readonly AnyConductorRoute[]): Promise<Response> {
+  return toFetchResponse(await answerConductorRequest(deps, fromFetchRequest(request), routes));
+}
+
+async function serve(deps: ConductorDeps, resolved: Resolved, url: URL, request: ApiRequest): Promise<ApiAnswer> {
   let principal: KeyPrincipal | null = null;
   if (resolved.kind === "none" || resolved.route.auth !== "public") {
     const auth = await authenticateConductorRequest(deps, request);
-    if (!auth.ok) return authErrorResponse(auth.error, auth.message);
+    if (!auth.ok) return authErrorAnswer(auth.error, auth.message);
     principal = auth.principal;
   }
   if (resolved.kind === "none") throw resolved.error;
@@ -191,9 +198,9 @@ async function serve(deps: ConductorDeps, resolved: Resolved, url: URL, request:
 
   const handler = route.handler as (ctx: unknown) => Promise<ConductorAnswer>;
   const answer = await handler({ deps, request, signal: request.signal, principal, namespaceId: principal?.namespaceId ?? null, params, query, body });
-  if ("json" in answer) return jsonResponse(answer.status, answer.json);
-  if ("text" in answer) return new Response(answer.text, { status: answer.status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
-  return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+  if ("json" in answer) return jsonAnswer(answer.status, answer.json);
+  if ("text" in answer) return { status: answer.status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" }, body: answer.text };
+  return { status: 204, headers: { "cache-control": "no-store" }, body: null };
 }
 
 function validate(schema: z.ZodType | undefined, value: unknown, root: string, errors: ConductorValidationError[]): unknown {
@@ -204,10 +211,13 @@ function validate(schema: z.ZodType | undefined, value: unknown, root: string, e
   return undefined;
 }
 
-async function readTextBody(request: Request, limit: number): Promise<string | undefined> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw new ConductorError(413, `The body is ${declared} bytes; the limit is ${limit}`);
-  const text = await request.text();
-  if (Buffer.byteLength(text, "utf8") > limit) throw new ConductorError(413, `The body is over the limit of ${limit} bytes`);
-  return text === "" ? undefined : text;
+async function readTextBody(request: ApiRequest, limit: number): Promise<string | undefined> {
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await request.readBody(limit);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new ConductorError(413, error.message);
+    throw error;
+  }
+  return bytes === null ? undefined : new TextDecoder().decode(bytes);
 }

@@ -3,6 +3,7 @@ import type { Db } from "../../db/pool";
 import type { NamespaceAuthorization } from "../auth/authorize";
 import type { NamespaceRole, Permission, Principal } from "../auth/principal";
 import type { BlobStore } from "../blob-store";
+import type { ApiRequest } from "../http/api-exchange";
 import type { Notifier } from "../notifier";
 
 /**
@@ -29,9 +30,9 @@ export type RouteAuth = "public" | Permission;
  * without a database.
  */
 export interface RestAuth {
-  authenticate(db: Db, request: Request): Promise<Principal | null>;
+  authenticate(db: Db, request: ApiRequest): Promise<Principal | null>;
   authorize(db: Db, principal: Principal, namespaceName: string, permission: Permission): Promise<NamespaceAuthorization>;
-  checkSameOrigin(request: Request): { ok: true } | { ok: false; message: string };
+  checkSameOrigin(request: ApiRequest): { ok: true } | { ok: false; message: string };
 }
 
 export interface RestLogger {
@@ -69,7 +70,7 @@ type Caller<A extends RouteAuth> = A extends "public"
 
 export type RouteContext<A extends RouteAuth, P extends AnyObject, Q extends AnyObject, H extends AnyObject, B extends z.ZodType> = Caller<A> & {
   deps: RestDeps;
-  request: Request;
+  request: ApiRequest;
   /** Aborted when the client goes away: long-polls stop on it. */
   signal: AbortSignal;
   params: z.output<P>;

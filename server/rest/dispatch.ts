@@ -1,7 +1,9 @@
 import type { z } from "zod";
+import type { ApiAnswer, ApiRequest, ApiRequestHeaders } from "../http/api-exchange";
+import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../http/api-exchange";
 import type { AnyRoute, HttpMethod, NamespaceAccess, RestDeps } from "./define-route";
 import { HTTP_METHODS } from "./define-route";
-import { HttpProblem, problemResponse, validationProblem, zodIssuesToErrors } from "./problem";
+import { HttpProblem, problemAnswer, validationProblem, zodIssuesToErrors } from "./problem";
 import type { ProblemFieldError, RequestLocation } from "./problem";
 
 /**
@@ -114,7 +116,7 @@ export function resolveRoute(
  * process whose environment is broken still answers with a problem (503), not
  * an HTML error page.
  */
-export async function dispatchRestRequest(deps: RestDeps | (() => RestDeps), request: Request, routes: readonly AnyRoute[]): Promise<Response> {
+export async function answerRestRequest(deps: RestDeps | (() => RestDeps), request: ApiRequest, routes: readonly AnyRoute[]): Promise<ApiAnswer> {
   const isHead = request.method === "HEAD";
   let logger: RestDeps["logger"];
   try {
@@ -129,17 +131,22 @@ export async function dispatchRestRequest(deps: RestDeps | (() => RestDeps), req
       throw new HttpProblem("unavailable", "The server is not configured; see its log");
     }
     logger = resolved.logger;
-    const response = await serve(resolved, route, params, url, request, routes);
-    return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    const answer = await serve(resolved, route, params, url, request, routes);
+    return isHead ? withoutBody(answer) : answer;
   } catch (error) {
-    if (error instanceof HttpProblem) return problemResponse(error.problem, error.headers);
+    if (error instanceof HttpProblem) return problemAnswer(error.problem, error.headers);
     logFailure(logger, error, request);
     const problem = new HttpProblem("internal", "The request failed on the server; it has been logged").problem;
-    return problemResponse(problem);
+    return problemAnswer(problem);
   }
 }
 
-function logFailure(logger: RestDeps["logger"], error: unknown, request: Request): void {
+/** answerRestRequest for a fetch Request (the App Router's catch-all route). */
+export async function dispatchRestRequest(deps: RestDeps | (() => RestDeps), request: Request, routes: readonly AnyRoute[]): Promise<Response> {
+  return toFetchResponse(await answerRestRequest(deps, fromFetchRequest(request), routes));
+}
+
+function logFailure(logger: RestDeps["logger"], error: unknown, request: ApiRequest): void {
   const where = { method: request.method, path: new URL(request.url).pathname };
   if (logger) logger.error({ err: error, ...where }, "REST request failed");
   else console.error(`REST ${where.method} ${where.path} failed:`, error);
@@ -150,9 +157,9 @@ async function serve(
   route: AnyRoute,
   rawParams: Record<string, string>,
   url: URL,
-  request: Request,
+  request: ApiRequest,
   routes: readonly AnyRoute[],
-): Promise<Response> {
+): Promise<ApiAnswer> {
   let principal = null;
   let namespace: NamespaceAccess | null = null;
   if (route.auth !== "public") {
@@ -197,11 +204,8 @@ async function serve(
     throw new Error(`${route.operationId}'s ${result.status} answer does not match its schema: ${JSON.stringify(checked.error.issues.slice(0, 5))}`);
   }
   const responseHeaders = { "cache-control": "no-store", ...result.headers };
-  if (result.status === 204) return new Response(null, { status: 204, headers: responseHeaders });
-  return new Response(JSON.stringify(checked.data), {
-    status: result.status,
-    headers: { "content-type": "application/json", ...responseHeaders },
-  });
+  if (result.status === 204) return { status: 204, headers: responseHeaders, body: null };
+  return { status: result.status, headers: { "content-type": "application/json", ...responseHeaders }, body: JSON.stringify(checked.data) };
 }
 
 function validate(schema: z.ZodType | undefined, value: unknown, location: RequestLocation, errors: ProblemFieldError[]): unknown {
@@ -223,7 +227,7 @@ export function queryObject(search: URLSearchParams): Record<string, string | st
 }
 
 /** Only the headers the route declares: the others (cookies, the key itself) never reach a handler or an error message. */
-function headerObject(headers: Headers, schema: z.ZodObject | undefined): Record<string, string> {
+function headerObject(headers: ApiRequestHeaders, schema: z.ZodObject | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of Object.keys(schema?.shape ?? {})) {
     const value = headers.get(name);
@@ -237,31 +241,21 @@ function isJsonMediaType(contentType: string): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * The body as JSON, or undefined when there is none. Refuses over `limit`
- * bytes with 413 — from Content-Length when sent, else while streaming, so a
- * chunked upload is cut off at the limit rather than buffered whole.
+ * bytes with 413 (ApiRequest.readBody says how).
  */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) {
-    throw new HttpProblem("payload-too-large", `The body is ${declared} bytes; the limit is ${limit}`);
+export async function readJsonBody(request: ApiRequest, limit: number): Promise<unknown> {
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await request.readBody(limit);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new HttpProblem("payload-too-large", error.message);
+    throw error;
   }
-  if (request.body === null) return undefined;
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new HttpProblem("payload-too-large", `The body is over the limit of ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  if (size === 0) return undefined;
+  if (bytes === null) return undefined;
   const contentType = request.headers.get("content-type");
   // No Content-Type is read as JSON (a bare `curl --data-binary`); a declared
   // non-JSON type is refused rather than guessed at.
@@ -270,7 +264,7 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   }
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    text = STRICT_UTF8.decode(bytes);
   } catch {
     throw new HttpProblem("malformed-json", "The body is not valid UTF-8");
   }

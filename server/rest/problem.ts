@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ApiAnswer } from "../http/api-exchange";
 
 /**
  * RFC 9457 problem details: every error the REST API answers, whatever went
@@ -75,11 +76,8 @@ export class HttpProblem extends Error {
   }
 }
 
-export function problemResponse(problem: Problem, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(problem), {
-    status: problem.status,
-    headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", ...headers },
-  });
+export function problemAnswer(problem: Problem, headers: Record<string, string> = {}): ApiAnswer {
+  return { status: problem.status, headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", ...headers }, body: JSON.stringify(problem) };
 }
 
 /** The part of the request a validated value came from: the root segment of every error pointer. */

@@ -8,7 +8,7 @@ import { serveRequests } from "../../rest/testing/serve-rest";
 import type { RestTestServer } from "../../rest/testing/serve-rest";
 import { CONDUCTOR_ROUTES } from "../conductor-routes";
 import type { ConductorDeps } from "../define-conductor-route";
-import { CONDUCTOR_PREFIX, dispatchConductorRequest } from "../dispatch-conductor-request";
+import { CONDUCTOR_PREFIX, answerConductorRequest } from "../dispatch-conductor-request";
 
 /**
  * The Conductor dispatcher behind a real node:http server, for integration
@@ -51,7 +51,7 @@ export async function startConductorHarness(db: Db, databaseUrl: string, options
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.tokenTtlSeconds === undefined ? {} : { tokenTtlSeconds: options.tokenTtlSeconds }),
   };
-  const server = await serveRequests((request) => dispatchConductorRequest(deps, request, CONDUCTOR_ROUTES), CONDUCTOR_PREFIX);
+  const server = await serveRequests((request) => answerConductorRequest(deps, request, CONDUCTOR_ROUTES), CONDUCTOR_PREFIX);
   return {
     deps,
     dataDir,

@@ -1,15 +1,17 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RestDeps } from "../define-route";
-import { serveFetchHandler } from "../../http/node-fetch-adapter";
-import { dispatchRestRequest } from "../dispatch";
+import type { ApiAnswer, ApiRequest } from "../../http/api-exchange";
+import { serveApi } from "../../http/node-api-exchange";
+import { answerRestRequest } from "../dispatch";
 import { ROUTES } from "../routes";
 
 /**
- * The REST dispatcher behind a real node:http server on a free port, for
- * integration tests: real sockets, so a long-poll really parks and a client
- * that hangs up really aborts the request (as Next does, the Request's signal
- * fires when the response's connection closes early).
+ * The REST dispatcher behind a real node:http server on a free port, as the
+ * web process serves it (server/http/node-api-exchange.ts), for integration
+ * tests: real sockets, so a long-poll really parks and a client that hangs up
+ * really aborts the request (the request's signal fires when the response's
+ * connection closes early).
  */
 export interface RestTestServer {
   /** e.g. http://127.0.0.1:41234/api/v1 */
@@ -18,12 +20,12 @@ export interface RestTestServer {
 }
 
 export async function serveRest(deps: RestDeps): Promise<RestTestServer> {
-  return serveRequests((request) => dispatchRestRequest(deps, request, ROUTES), "/api/v1");
+  return serveRequests((request) => answerRestRequest(deps, request, ROUTES), "/api/v1");
 }
 
-/** Any Request → Response handler behind a real node:http server; `baseUrl` is the origin plus `basePath`. */
-export async function serveRequests(handle: (request: Request) => Promise<Response>, basePath: string): Promise<RestTestServer> {
-  const server = createServer((req, res) => void serveFetchHandler(req, res, handle));
+/** A dispatcher behind a real node:http server, as the web process serves it; `baseUrl` is the origin plus `basePath`. */
+export async function serveRequests(handle: (request: ApiRequest) => Promise<ApiAnswer>, basePath: string): Promise<RestTestServer> {
+  const server = createServer((req, res) => void serveApi(req, res, handle));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {

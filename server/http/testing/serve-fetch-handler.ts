@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /**
- * A `Request → Response` handler (the REST and Conductor dispatchers' shape,
- * the shape Next's route handlers have) served from a plain node:http
- * request. The request's signal fires when the client goes away before the
- * answer is sent, as Next does, so a parked long-poll ends at once. Answers
- * are buffered whole: the APIs served this way have no streaming responses
- * (the SSE streams are Next's).
+ * A `Request → Response` handler (an App Router route's shape) served from a
+ * plain node:http request, for integration tests that call the app's route
+ * modules over real sockets — what Next does for them in production. The
+ * request's signal fires when the client goes away before the answer is
+ * sent, as Next does, so a parked long-poll ends at once. Answers are
+ * buffered whole. (The web process serves the worker APIs without WHATWG
+ * objects: server/http/node-api-exchange.ts.)
  */
 export async function serveFetchHandler(
   req: IncomingMessage,
