@@ -272,10 +272,10 @@ const sessionsLoop = loop("sessions", (deps) => ({
 }));
 
 const plannerStatisticsLoop = loop("planner-statistics", (deps) => ({
-  // A partition's first statistics, within seconds of its first hundreds of rows (store/planner-statistics.ts).
+  // A partition's first statistics, within seconds of its first hundreds of rows, a table's partitions together (store/planner-statistics.ts).
   intervalMs: interval(deps, "planner-statistics", 10_000),
-  batchSize: 4,
-  run: async () => (await analyzeNewPartitions(deps.db, { minChanges: 200, limit: 4 })).length,
+  batchSize: 64,
+  run: async () => (await analyzeNewPartitions(deps.db, { minChanges: 200, limit: 64 })).length,
 }));
 
 /**

@@ -59,6 +59,36 @@ describe("analyzeNewPartitions", () => {
     expect(await analyzeNewPartitions(t.db, { minChanges: 200, limit: 20 })).not.toContain(partition);
   });
 
+  it("analyzes a due partition's never-analyzed siblings with it, so sessions replan once for the table", async () => {
+    // "TaskQueues": no partition of it has been analyzed in this database yet.
+    const partitionOf = async (queueName: string) =>
+      (await sql<{ p: string }>`SELECT tableoid::regclass::text AS "p" FROM "TaskQueues" WHERE "queueName" = ${queueName} LIMIT 1`.execute(t.db)).rows[0]!.p.replaceAll('"', "");
+    const enqueue = (queueName: string, count: number) =>
+      sql`INSERT INTO "TaskQueues" ("queueName", "namespaceId", "workflowId", "taskId", "taskType")
+          SELECT ${queueName}, ${namespaceId}::uuid, gen_random_uuid(), gen_random_uuid(), 'SIMPLE' FROM generate_series(1, ${count})`.execute(t.db);
+    // A busy queue past the threshold, and a quiet one in another partition.
+    let quiet = "quiet-0";
+    await enqueue("busy", 300);
+    for (let i = 0; ; i++) {
+      quiet = `quiet-${i}`;
+      await enqueue(quiet, 3);
+      if ((await partitionOf(quiet)) !== (await partitionOf("busy"))) break;
+    }
+    const [busyPartition, quietPartition] = [await partitionOf("busy"), await partitionOf(quiet)];
+    await sql`SELECT pg_stat_force_next_flush()`.execute(t.db);
+    await sql`SELECT 1`.execute(t.db);
+
+    let analyzed: string[] = [];
+    for (let attempt = 0; attempt < 50 && !analyzed.includes(busyPartition); attempt++) {
+      analyzed = await analyzeNewPartitions(t.db, { minChanges: 200, limit: 64 });
+      if (!analyzed.includes(busyPartition)) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(analyzed).toEqual(expect.arrayContaining([busyPartition, quietPartition]));
+    const { rows } = await sql<{ relname: string }>`
+      SELECT "relname" FROM pg_stat_user_tables WHERE "relname" IN (${busyPartition}, ${quietPartition}) AND "last_analyze" IS NOT NULL`.execute(t.db);
+    expect(rows.map((r) => r.relname).sort()).toEqual([busyPartition, quietPartition].sort());
+  });
+
   it("leaves partitions with fewer changes than asked alone", async () => {
     const workflowId = randomUUID();
     await sql`

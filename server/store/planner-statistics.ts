@@ -18,20 +18,38 @@ import type { Database } from "../../db/schema";
  * unique) and invalidates the cached plans that read the partition, in every
  * session; autovacuum keeps the statistics current from then on.
  *
- * Analyzes at most `limit` never-analyzed partitions of the engine tables
- * that have seen at least `minChanges` row changes, largest first, and returns
- * their names. Cheap when there is nothing to do: one read of
- * pg_stat_user_tables.
+ * A generic plan over a partitioned table names all of its partitions, so
+ * the ANALYZE of any one of them has every session plan its statements on
+ * that table again — 2–9 ms a plan over "TaskExecutions" here, where the
+ * report function's statements on it were planned 40–43 times each in a
+ * 15-second closed loop when its partitions were analyzed one at a time
+ * (docs/performance.md, item 46). Hash partitions fill together, so when one
+ * partition of a table is due, all of that table's never-analyzed partitions
+ * that hold changes are analyzed with it, in one transaction: the sessions see
+ * one invalidation for the table, not one per partition.
+ *
+ * Analyzes at most `limit` never-analyzed partitions of the engine tables:
+ * those of tables where one has seen at least `minChanges` row changes, most
+ * changed first, and returns their names. Cheap when there is nothing to do:
+ * one read of pg_stat_user_tables.
  */
 export async function analyzeNewPartitions(db: Kysely<Database>, input: { minChanges: number; limit: number }): Promise<string[]> {
   const { rows } = await sql<{ relname: string }>`
-    SELECT "relname" FROM pg_stat_user_tables
-    WHERE "schemaname" = current_schema()
-      AND "relname" ~ '^(TaskExecutions|TaskQueues|WorkflowExecutions|WorkflowEvents|Timers)_p'
-      AND "last_analyze" IS NULL AND "last_autoanalyze" IS NULL
-      AND "n_mod_since_analyze" >= ${input.minChanges}
+    WITH "fresh" AS (
+      SELECT "s"."relname", "s"."n_mod_since_analyze", "i"."inhparent"
+      FROM pg_stat_user_tables AS "s" JOIN pg_inherits AS "i" ON "i"."inhrelid" = "s"."relid"
+      WHERE "s"."schemaname" = current_schema()
+        AND "s"."relname" ~ '^(TaskExecutions|TaskQueues|WorkflowExecutions|WorkflowEvents|Timers)_p'
+        AND "s"."last_analyze" IS NULL AND "s"."last_autoanalyze" IS NULL
+        AND "s"."n_mod_since_analyze" > 0
+    )
+    SELECT "relname" FROM "fresh"
+    WHERE "inhparent" IN (SELECT "inhparent" FROM "fresh" WHERE "n_mod_since_analyze" >= ${input.minChanges})
     ORDER BY "n_mod_since_analyze" DESC
     LIMIT ${input.limit}`.execute(db);
-  for (const { relname } of rows) await sql`ANALYZE ${sql.table(relname)}`.execute(db);
+  if (rows.length === 0) return [];
+  await db.transaction().execute(async (trx) => {
+    for (const { relname } of rows) await sql`ANALYZE ${sql.table(relname)}`.execute(trx);
+  });
   return rows.map((r) => r.relname);
 }
