@@ -18,13 +18,18 @@ export async function serveApi(req: IncomingMessage, res: ServerResponse, handle
     res.writeHead(answer.status, headers);
     res.end(answer.body ?? undefined);
   } catch (error) {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
-    res.end(`Internal error: ${error instanceof Error ? error.message : String(error)}`);
+    answerHandlerFailure(res, error);
   }
+}
+
+/** A handler that threw (the dispatchers answer their own errors, so this is a bug): a plain 500, or a cut connection once the answer has begun. */
+export function answerHandlerFailure(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+  res.end(`Internal error: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 class NodeHeaders implements ApiRequestHeaders {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerHandlerFailure } from "../node-api-exchange";
 
 /**
  * A `Request → Response` handler (an App Router route's shape) served from a
@@ -23,12 +24,7 @@ export async function serveFetchHandler(
     const response = await handle(request);
     await send(res, response);
   } catch (error) {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
-    res.end(`Internal error: ${error instanceof Error ? error.message : String(error)}`);
+    answerHandlerFailure(res, error);
   }
 }
 
