@@ -30,6 +30,24 @@ afterAll(async () => {
   await session.end();
 });
 
+/**
+ * Flushes this test's table statistics, then runs analyzeNewPartitions (a
+ * threshold of 200 changes) until a call analyzes `partition`, for up to 5 s;
+ * returns what that call analyzed (the last call's, if none did).
+ */
+async function analyzeOnceDue(partition: string, limit: number): Promise<string[]> {
+  // Statistics reach pg_stat_user_tables when the writing session flushes them.
+  await sql`SELECT pg_stat_force_next_flush()`.execute(t.db);
+  await sql`SELECT 1`.execute(t.db);
+  let analyzed: string[] = [];
+  for (let attempt = 0; attempt < 50; attempt++) {
+    analyzed = await analyzeNewPartitions(t.db, { minChanges: 200, limit });
+    if (analyzed.includes(partition)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return analyzed;
+}
+
 describe("analyzeNewPartitions", () => {
   it("analyzes a never-analyzed partition once it has rows, which replans other sessions' statements onto the primary key", async () => {
     const workflowId = randomUUID();
@@ -43,15 +61,8 @@ describe("analyzeNewPartitions", () => {
     const { rows } = await sql<{ partition: string }>`
       SELECT tableoid::regclass::text AS "partition" FROM "TaskExecutions" WHERE "workflowId" = ${workflowId}::uuid LIMIT 1`.execute(t.db);
     const partition = rows[0]!.partition.replaceAll('"', "");
-    // Statistics reach pg_stat_user_tables when the writing session flushes them.
-    await sql`SELECT pg_stat_force_next_flush()`.execute(t.db);
-    await sql`SELECT 1`.execute(t.db);
 
-    let analyzed: string[] = [];
-    for (let attempt = 0; attempt < 50 && !analyzed.includes(partition); attempt++) {
-      analyzed = [...analyzed, ...(await analyzeNewPartitions(t.db, { minChanges: 200, limit: 20 }))];
-      if (!analyzed.includes(partition)) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const analyzed = await analyzeOnceDue(partition, 20);
     expect(analyzed).toContain(partition);
     expect(await taskUpdatePlan(workflowId)).toMatch(new RegExp(`Index Scan using "${partition}_pkey"`));
 
@@ -75,14 +86,8 @@ describe("analyzeNewPartitions", () => {
       if ((await partitionOf(quiet)) !== (await partitionOf("busy"))) break;
     }
     const [busyPartition, quietPartition] = [await partitionOf("busy"), await partitionOf(quiet)];
-    await sql`SELECT pg_stat_force_next_flush()`.execute(t.db);
-    await sql`SELECT 1`.execute(t.db);
 
-    let analyzed: string[] = [];
-    for (let attempt = 0; attempt < 50 && !analyzed.includes(busyPartition); attempt++) {
-      analyzed = await analyzeNewPartitions(t.db, { minChanges: 200, limit: 64 });
-      if (!analyzed.includes(busyPartition)) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const analyzed = await analyzeOnceDue(busyPartition, 64);
     expect(analyzed).toEqual(expect.arrayContaining([busyPartition, quietPartition]));
     const { rows } = await sql<{ relname: string }>`
       SELECT "relname" FROM pg_stat_user_tables WHERE "relname" IN (${busyPartition}, ${quietPartition}) AND "last_analyze" IS NOT NULL`.execute(t.db);
