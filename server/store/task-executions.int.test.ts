@@ -6,6 +6,7 @@ import { useTestDatabase } from "../../db/testing/test-database";
 import pg from "pg";
 import { TASKS_CHANNEL, enqueueTask, leaseTasks } from "./task-queues";
 import { finishEvaluations } from "./workflow-events";
+import { insertWorkflowExecution } from "./workflow-executions";
 import {
   EvaluationReads,
   TaskReportRefusedError,
@@ -250,8 +251,9 @@ describe("transitionTask / the seen watermark", () => {
     expect(await seenAt()).toEqual([["a", first.getTime()], ["b", null]]);
   });
 
-  it("finishEvaluations writes several workflows in one call: each its own seen marks, and events numbered on from its own history", async () => {
-    const [one, two] = [randomUUID(), randomUUID()];
+  it("finishEvaluations writes several workflows in one call: each its own seen marks, version and events numbered on from its own history", async () => {
+    const execution = () => insertWorkflowExecution(t.db, { namespaceId, defName: "finish", defVersion: 1 }).then((r) => r.id);
+    const [one, two, three, bystander] = [await execution(), await execution(), await execution(), await execution()];
     const [a] = await insertTasks(t.db, [row(one, "a", { status: "COMPLETED", endedAt: ended })]);
     const [b] = await insertTasks(t.db, [row(two, "b", { status: "FAILED", endedAt: ended })]);
     await t.db.insertInto("WorkflowEvents").values({ workflowId: one, seq: 1, at: ended, namespaceId, type: "WORKFLOW_STARTED", data: "{}" }).execute();
@@ -261,8 +263,14 @@ describe("transitionTask / the seen watermark", () => {
         { locked: { id: one, namespaceId }, seenTaskIds: [a!.id], events: [{ type: "TASK_COMPLETED", refName: "a", taskId: a!.id, status: "COMPLETED" }, { type: "WORKFLOW_COMPLETED", status: "COMPLETED", data: { n: "\u0000x" } }], at },
         // Another workflow's task id among the seen marks is not stamped: each statement is its own workflow's.
         { locked: { id: two, namespaceId }, seenTaskIds: [b!.id, a!.id], events: [{ type: "TASK_FAILED", refName: "b", taskId: b!.id, status: "FAILED" }], at },
+        // Nothing to mark (an evaluation after a start): its version and events all the same.
+        { locked: { id: three, namespaceId }, seenTaskIds: [], events: [{ type: "TASK_SCHEDULED", refName: "c" }, { type: "TASK_SCHEDULED", refName: "d" }], at },
       ]),
     );
+    const versions = await t.db.selectFrom("WorkflowExecutions").select(["id", "version"]).where("id", "in", [one, two, three, bystander]).execute();
+    expect(Object.fromEntries(versions.map((r) => [r.id, Number(r.version)]))).toEqual({ [one]: 1, [two]: 1, [three]: 1, [bystander]: 0 });
+    const scheduled = await t.db.selectFrom("WorkflowEvents").select(["seq", "refName"]).where("workflowId", "=", three).orderBy("seq").execute();
+    expect(scheduled.map((e) => [e.seq, e.refName])).toEqual([[1, "c"], [2, "d"]]);
     const events = await t.db.selectFrom("WorkflowEvents").select(["workflowId", "seq", "type", "data"]).where("workflowId", "in", [one, two]).orderBy("workflowId").orderBy("seq").execute();
     expect(events.filter((e) => e.workflowId === one).map((e) => [e.seq, e.type])).toEqual([[1, "WORKFLOW_STARTED"], [2, "TASK_COMPLETED"], [3, "WORKFLOW_COMPLETED"]]);
     expect(events.filter((e) => e.workflowId === two).map((e) => [e.seq, e.type])).toEqual([[1, "TASK_FAILED"]]);

@@ -126,7 +126,8 @@ export interface EvaluationFinish {
 /**
  * The evaluations' last writes, for every workflow an evaluation transaction
  * holds, in one round trip: the SQL function "nf_finish_evaluations"
- * (migration 0017) stamps each workflow's seen tasks, bumps its execution's
+ * (migrations 0017 and 0019: the bumps and the events one statement each for
+ * the whole batch) stamps each workflow's seen tasks, bumps its execution's
  * optimistic-concurrency "version" (every committed evaluation does), and
  * appends its events numbered on from its history's max "seq" as
  * {@link appendWorkflowEvents} does — under the same precondition, met by
