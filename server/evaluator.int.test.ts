@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool } from "../db/pool";
 import type { Db } from "../db/pool";
+import type { Database } from "../db/schema";
 import { useTestDatabase } from "../db/testing/test-database";
 import { compile, validateDefinition } from "../engine";
 import { chain, edge, node, simple, workflow } from "../engine/definition/test-fixtures";
@@ -86,6 +88,39 @@ async function expectInvariantsAfterEnd(workflowId: string): Promise<void> {
 }
 
 describe("evaluateBatch", () => {
+  it("a transaction of several chain steps inserts all their next tasks in one statement, each step's completion recorded before its next task", async () => {
+    const definition = workflow([simple("a"), simple("b")], chain("a", "b"));
+    const ids = [await start(definition), await start(definition), await start(definition)];
+    await evaluateBatch(deps(), { limit: 10 });
+    const leased = await leaseTasks(t.db, { queueName: "task", namespaceId, count: 10, leaseSeconds: 30, owner: "w" });
+    expect(leased.map((l) => l.task.workflowId).sort()).toEqual([...ids].sort());
+    for (const { task } of leased) {
+      expect((await completeTaskFromWorker(t.db, { namespaceId, workflowId: task.workflowId, taskId: task.id, status: "COMPLETED", workerId: "w" })).ok).toBe(true);
+    }
+
+    const statements: string[] = [];
+    const logged = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: createPool(t.url, { max: 2 }) }),
+      log: (event) => {
+        if (event.level === "query") statements.push(event.query.sql);
+      },
+    });
+    try {
+      expect(await evaluateBatch({ db: logged, scripts }, { limit: 10 })).toBe(3);
+    } finally {
+      await logged.destroy();
+    }
+    expect(statements.filter((text) => /insert into "TaskExecutions"/i.test(text))).toHaveLength(1);
+    for (const id of ids) {
+      expect((await tasks(t.db, id)).map((r) => [r.refName, r.status])).toEqual([
+        ["a", "COMPLETED"],
+        ["b", "SCHEDULED"],
+      ]);
+      const events = await t.db.selectFrom("WorkflowEvents").select(["type", "refName"]).where("workflowId", "=", id).orderBy("seq").execute();
+      expect(events.map((e) => `${e.type}:${e.refName ?? ""}`)).toEqual(["TASK_SCHEDULED:a", "TASK_COMPLETED:a", "TASK_SCHEDULED:b"]);
+    }
+  });
+
   it("runs a 3-task SIMPLE chain to completion; the last output is the workflow output", async () => {
     const id = await start(workflow([simple("a"), simple("b", { input: { prev: "${a.output.n}" } }), simple("c", { input: { prev: "${b.output.n}" } })], chain("a", "b", "c")));
     const seen: Record<string, unknown> = {};
