@@ -34,7 +34,7 @@ import { EvaluationReads, insertAndEnqueueTasks, insertTasks, loadFrontiers, loa
 import type { InsertTaskInput, TaskQueueEntry, TaskWithoutPayloads } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
 import { finishEvaluations } from "./store/workflow-events";
-import type { EvaluationFinish, NewWorkflowEventInput } from "./store/workflow-events";
+import type { EvaluationFinish, NewWorkflowEventInput, WorkflowEnding } from "./store/workflow-events";
 
 /**
  * The decider's I/O shell (DESIGN.md "Engine invariants"): claim → lock → load
@@ -505,6 +505,8 @@ async function applyCommands(
   const inserted = new Map<string, string>();
   /** Something this evaluation ended unseen (a child start failed, START_WORKFLOW done): the next evaluation reacts. */
   let evaluateAgain: string | undefined;
+  /** The workflow's end, when this evaluation ended it. */
+  let ending: WorkflowEnding | undefined;
   /** Identities a scheduleTask found already present: their side effects were applied when they were inserted. */
   const absorbed = new Set<string>();
   const byId = new Map(frontier.map((r) => [r.id, r]));
@@ -784,11 +786,9 @@ async function applyCommands(
         const reason = c.kind === "completeWorkflow" ? null : c.reason;
         const failedTaskRef = c.kind === "failWorkflow" ? c.failedTaskRef : c.kind === "timeOutWorkflow" ? c.timedOutTaskRef : undefined;
         const output = await store(c.output);
-        await trx
-          .updateTable("WorkflowExecutions")
-          .set({ status, output: json(inlineOf(output)), outputRef: refOf(output), endedAt: now, reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null })
-          .where("id", "=", workflowId)
-          .execute();
+        // Written with the version bump, and the run's open inbox rows canceled, in the
+        // transaction's finish (finishEvaluations): one UPDATE of the run row, not two.
+        ending = { status, output: inlineOf(output), outputRef: refOf(output), reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null };
         // Its timers are left to fire: the poller drops a timer whose workflow
         // has ended (timer-poller.ts). Deleting them here cost every run a
         // statement that scans every "Timers" partition, which has no index on
@@ -863,7 +863,7 @@ async function applyCommands(
     finish: async () => {
       if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
       // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append.
-      return { locked: wf, seenTaskIds: seen, events, at: now };
+      return { locked: wf, seenTaskIds: seen, events, at: now, ...(ending ? { ending } : {}) };
     },
   };
 }

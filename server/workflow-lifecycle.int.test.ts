@@ -109,20 +109,6 @@ describe("afterWorkflowEnded", () => {
     expect((await taskRow(parent.id, sub.id)).status).toBe("CANCELED");
     expect(await pendingDecide(parent.id)).toBeUndefined();
   });
-
-  it("cancels the ended workflow's open HumanTasks and leaves completed ones", async () => {
-    const wf = await workflowRow();
-    const open = await task(wf.id, "h1", { taskType: "HUMAN" });
-    const done = await task(wf.id, "h2", { taskType: "HUMAN", status: "COMPLETED" });
-    await createHumanTask(t.db, { namespaceId, workflowId: wf.id, taskId: open.id, refName: "h1", title: "Approve", input: {} });
-    await createHumanTask(t.db, { namespaceId, workflowId: wf.id, taskId: done.id, refName: "h2", title: "Done", input: {} });
-    await t.db.updateTable("HumanTasks").set({ status: "COMPLETED" }).where("taskId", "=", done.id).execute();
-    await t.db.transaction().execute((trx) =>
-      afterWorkflowEnded(trx, { id: wf.id, namespaceId, status: "FAILED", output: {}, reasonForIncompletion: "x", parentWorkflowId: null, parentTaskId: null }, new Date()),
-    );
-    const rows = await t.db.selectFrom("HumanTasks").select(["taskId", "status"]).where("workflowId", "=", wf.id).orderBy("refName").execute();
-    expect(rows.map((r) => r.status)).toEqual(["CANCELED", "COMPLETED"]);
-  });
 });
 
 describe("terminateWorkflowTree", () => {

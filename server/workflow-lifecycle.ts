@@ -36,9 +36,10 @@ export interface EndedWorkflow {
 }
 
 /**
- * Called in the transaction that set a workflow's row terminal (by the
- * evaluator or by terminate): cancels its open HumanTasks; if it has a parent,
- * ends the parent's SUB_WORKFLOW task — COMPLETED with the child's output when
+ * Called in the transaction that ends a workflow (by the evaluator or by
+ * terminate, each of which also cancels the workflow's open HumanTasks: the
+ * evaluator in its finish, nf_finish_evaluations): if it has a parent, ends
+ * the parent's SUB_WORKFLOW task — COMPLETED with the child's output when
  * the child COMPLETED, else FAILED with reason "Sub-workflow <id> <status>:
  * <reason>" — compare-and-set from IN_PROGRESS (no row matched = the parent
  * already moved on: do nothing), leaves it unseen ("deciderSeenAt" NULL) and
@@ -55,7 +56,6 @@ export interface EndedWorkflow {
  * a failure's details stay readable from the parent's side.
  */
 export async function afterWorkflowEnded(trx: Transaction<Database>, ended: EndedWorkflow, now: Date): Promise<void> {
-  await cancelOpenHumanTasks(trx, ended.id, { now });
   if (ended.parentWorkflowId === null || ended.parentTaskId === null) return;
   const completed = ended.status === "COMPLETED";
   const reason = completed

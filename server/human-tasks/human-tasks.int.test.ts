@@ -393,6 +393,19 @@ describe("edge cases", () => {
     expect((await h.execution(id)).status).toBe("COMPLETED");
   });
 
+  it("a TERMINATE task ends the run while a HUMAN task beside it is open: the item is canceled and can no longer be submitted", async () => {
+    const { id, items: rows } = await open(
+      workflow([node("HUMAN", "review"), simple("a"), node("TERMINATE", "stop", { terminationStatus: "FAILED", terminationReason: "stopped early" })], [edge("a", "stop")]),
+    );
+    expect(rows.map((r) => r.status)).toEqual(["PENDING"]);
+    await h.drive();
+    expect(await h.execution(id)).toMatchObject({ status: "FAILED", reasonForIncompletion: "stopped early" });
+    expect((await h.execution(id)).endedAt).not.toBeNull();
+    expect((await items(id)).map((r) => r.status)).toEqual(["CANCELED"]);
+    const ann = await person();
+    expect(await submit(ann, rows[0]!.id, "approve")).toMatchObject({ ok: false, code: "conflict" });
+  });
+
   it("terminating the run cancels its open items and their deadlines", async () => {
     const { id, items: rows } = await open(workflow([node("HUMAN", "a", { dueIn: "1h", escalation: [{ action: "timeout" }] }), node("HUMAN", "b")]));
     expect(rows).toHaveLength(2);

@@ -257,18 +257,31 @@ describe("transitionTask / the seen watermark", () => {
     const [a] = await insertTasks(t.db, [row(one, "a", { status: "COMPLETED", endedAt: ended })]);
     const [b] = await insertTasks(t.db, [row(two, "b", { status: "FAILED", endedAt: ended })]);
     await t.db.insertInto("WorkflowEvents").values({ workflowId: one, seq: 1, at: ended, namespaceId, type: "WORKFLOW_STARTED", data: "{}" }).execute();
+    const inboxRow = (workflowId: string, status: "PENDING" | "COMPLETED") => ({ namespaceId, workflowId, taskId: randomUUID(), refName: "r", title: "t", status });
+    await t.db.insertInto("HumanTasks").values([inboxRow(one, "PENDING"), inboxRow(three, "PENDING"), inboxRow(three, "COMPLETED")]).execute();
     const at = new Date("2026-02-01T00:00:00Z");
     await t.db.transaction().execute((trx) =>
       finishEvaluations(trx, [
         { locked: { id: one, namespaceId }, seenTaskIds: [a!.id], events: [{ type: "TASK_COMPLETED", refName: "a", taskId: a!.id, status: "COMPLETED" }, { type: "WORKFLOW_COMPLETED", status: "COMPLETED", data: { n: "\u0000x" } }], at },
         // Another workflow's task id among the seen marks is not stamped: each statement is its own workflow's.
         { locked: { id: two, namespaceId }, seenTaskIds: [b!.id, a!.id], events: [{ type: "TASK_FAILED", refName: "b", taskId: b!.id, status: "FAILED" }], at },
-        // Nothing to mark (an evaluation after a start): its version and events all the same.
-        { locked: { id: three, namespaceId }, seenTaskIds: [], events: [{ type: "TASK_SCHEDULED", refName: "c" }, { type: "TASK_SCHEDULED", refName: "d" }], at },
+        // Nothing to mark, and the evaluation ended the run: its terminal columns go with the bump, its open inbox rows are canceled.
+        {
+          locked: { id: three, namespaceId },
+          seenTaskIds: [],
+          events: [{ type: "TASK_SCHEDULED", refName: "c" }, { type: "TASK_SCHEDULED", refName: "d" }],
+          at,
+          ending: { status: "FAILED", output: { why: "x\u0000y" }, outputRef: null, reasonForIncompletion: "stopped", failedTaskRef: "c" },
+        },
       ]),
     );
-    const versions = await t.db.selectFrom("WorkflowExecutions").select(["id", "version"]).where("id", "in", [one, two, three, bystander]).execute();
+    const versions = await t.db.selectFrom("WorkflowExecutions").selectAll().where("id", "in", [one, two, three, bystander]).execute();
     expect(Object.fromEntries(versions.map((r) => [r.id, Number(r.version)]))).toEqual({ [one]: 1, [two]: 1, [three]: 1, [bystander]: 0 });
+    const byId = new Map(versions.map((r) => [r.id, r]));
+    expect(byId.get(three)).toMatchObject({ status: "FAILED", output: { why: "xy" }, outputRef: null, endedAt: at, reasonForIncompletion: "stopped", failedTaskRef: "c" });
+    expect(byId.get(one)).toMatchObject({ status: "RUNNING", output: {}, endedAt: null, reasonForIncompletion: null, failedTaskRef: null });
+    const inbox = await t.db.selectFrom("HumanTasks").select(["workflowId", "status"]).where("workflowId", "in", [one, three]).orderBy("workflowId").execute();
+    expect(inbox.map((r) => [r.workflowId, r.status]).sort()).toEqual([[one, "PENDING"], [three, "CANCELED"], [three, "COMPLETED"]].sort());
     const scheduled = await t.db.selectFrom("WorkflowEvents").select(["seq", "refName"]).where("workflowId", "=", three).orderBy("seq").execute();
     expect(scheduled.map((e) => [e.seq, e.refName])).toEqual([[1, "c"], [2, "d"]]);
     const events = await t.db.selectFrom("WorkflowEvents").select(["workflowId", "seq", "type", "data"]).where("workflowId", "in", [one, two]).orderBy("workflowId").orderBy("seq").execute();

@@ -112,6 +112,16 @@ export function insertWorkflowEventsQuery(
   );
 }
 
+/** How an evaluation ended its workflow: the terminal columns its finish writes. */
+export interface WorkflowEnding {
+  status: "COMPLETED" | "FAILED" | "TERMINATED" | "TIMED_OUT";
+  /** The output kept in the row (`{}` when it went to the blob store), and its blob reference. */
+  output: unknown;
+  outputRef: string | null;
+  reasonForIncompletion: string | null;
+  failedTaskRef: string | null;
+}
+
 /** One evaluated workflow's last writes: {@link finishEvaluations}. */
 export interface EvaluationFinish {
   /** The row the evaluation locked in the transaction. */
@@ -121,6 +131,8 @@ export interface EvaluationFinish {
   /** Appended in order, numbered on from the history's max "seq". */
   events: readonly Omit<NewWorkflowEventInput, "at">[];
   at: Date;
+  /** The workflow ended in this evaluation: written with the version bump ("endedAt" is `at`), and its open inbox rows canceled. */
+  ending?: WorkflowEnding;
 }
 
 /**
@@ -131,7 +143,9 @@ export interface EvaluationFinish {
  * optimistic-concurrency "version" (every committed evaluation does), and
  * appends its events numbered on from its history's max "seq" as
  * {@link appendWorkflowEvents} does — under the same precondition, met by
- * construction: every `locked` is a row the evaluation locked in `trx`. One
+ * construction: every `locked` is a row the evaluation locked in `trx` —, and
+ * for a workflow the evaluation ended writes its terminal columns in the same
+ * UPDATE as the bump and cancels its open HumanTasks (PENDING, CLAIMED). One
  * round trip for a transaction of eight workflows, where there was one per
  * workflow (and four each before that: mark, bump, max, insert). The events go
  * in as JSON, through json() (invariant 9).
@@ -142,11 +156,14 @@ export interface EvaluationFinish {
  */
 export async function finishEvaluations(trx: Transaction<Database>, finishes: readonly EvaluationFinish[]): Promise<void> {
   if (finishes.length === 0) return;
-  const batch = finishes.map(({ locked, seenTaskIds, events, at }) => ({
+  const batch = finishes.map(({ locked, seenTaskIds, events, at, ending }) => ({
     w: locked.id,
     ns: locked.namespaceId,
     at: at.toISOString(),
     seen: seenTaskIds,
+    ...(ending
+      ? { status: ending.status, output: ending.output, outputRef: ending.outputRef, reason: ending.reasonForIncompletion, failedTaskRef: ending.failedTaskRef }
+      : {}),
     events: events.map((event, i) => ({
       i: i + 1,
       type: event.type,
