@@ -18,7 +18,11 @@ export const TASK_STATUSES = [
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-const TERMINAL_WORKFLOW: ReadonlySet<WorkflowStatus> = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+/** The statuses a workflow ends in. */
+export const TERMINAL_WORKFLOW_STATUSES = ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"] as const satisfies readonly WorkflowStatus[];
+/** A status a workflow ends in: what an end writes to its row. */
+export type WorkflowEndStatus = (typeof TERMINAL_WORKFLOW_STATUSES)[number];
+const TERMINAL_WORKFLOW: ReadonlySet<WorkflowStatus> = new Set(TERMINAL_WORKFLOW_STATUSES);
 /**
  * Every status an attempt ends in. The TaskExecutions frontier index's predicate
  * is `"status" NOT IN (these)`: a query that wants that index must spell the same list.

@@ -14,6 +14,7 @@ import type {
   TaskSnapshot,
   UnprocessedRef,
   WorkflowEndCommand,
+  WorkflowEndStatus,
 } from "../engine";
 import type { BlobStore } from "./blob-store";
 import type { LoopOutputCache } from "./loop-output-cache";
@@ -476,7 +477,7 @@ const WORKFLOW_END_STATUS = {
   failWorkflow: "FAILED",
   terminateWorkflow: "TERMINATED",
   timeOutWorkflow: "TIMED_OUT",
-} as const satisfies Record<WorkflowEndCommand["kind"], string>;
+} as const satisfies Record<WorkflowEndCommand["kind"], WorkflowEndStatus>;
 
 /**
  * The workflow row is addressed by "id" alone: a "startedAt" read back into a

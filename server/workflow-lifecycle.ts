@@ -1,5 +1,6 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../db/schema";
+import type { WorkflowEndStatus } from "../engine";
 import { enqueueDecide, lockWorkflow } from "./store/decide-queues";
 import { cancelOpenHumanTasks } from "./store/human-tasks";
 import { cancelTaskIfOpen, dropPendingDecide } from "./store/operator-rewrites";
@@ -22,8 +23,6 @@ import { endWorkflowExecution, listLiveChildWorkflows } from "./store/workflow-e
  * parent evaluation holds the parent and may wait for the child, so a child
  * that waited for the parent would deadlock with it.
  */
-
-export type WorkflowEndStatus = "COMPLETED" | "FAILED" | "TERMINATED" | "TIMED_OUT";
 
 export interface EndedWorkflow {
   id: string;

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import { json } from "../../db/json";
 import type { Database, WorkflowEventRow } from "../../db/schema";
+import type { WorkflowEndStatus } from "../../engine";
 import { lockWorkflow } from "./decide-queues";
 
 /**
@@ -114,7 +115,7 @@ export function insertWorkflowEventsQuery(
 
 /** How an evaluation ended its workflow: the terminal columns its finish writes. */
 export interface WorkflowEnding {
-  status: "COMPLETED" | "FAILED" | "TERMINATED" | "TIMED_OUT";
+  status: WorkflowEndStatus;
   /** The output kept in the row (`{}` when it went to the blob store), and its blob reference. */
   output: unknown;
   outputRef: string | null;
