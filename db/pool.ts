@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { Followers } from "./pipeline";
 import type { Database } from "./schema";
 
 // BIGINT (int8) columns come back as strings by default; every BIGINT here is a
@@ -85,23 +86,82 @@ export function preparedStatementName(text: string): string {
 }
 
 type QueryFunction = (...args: unknown[]) => unknown;
+type Answer = { command?: string; rows: unknown[] };
 
-/** Makes `client` run parameterised text queries (what Kysely sends) as named statements. */
-function prepareStatementsOn(client: pg.PoolClient): void {
+const isBare = (values: unknown): boolean => values === undefined || (Array.isArray(values) && values.length === 0);
+
+/**
+ * What every pooled client does to the text queries Kysely sends (a query
+ * config object, or one with a callback, is passed on as it is):
+ *
+ * - A parameterised text runs as a named prepared statement (see
+ *   {@link preparedStatementName}); BEGIN, COMMIT and SAVEPOINT gain nothing.
+ * - A transaction's BEGIN travels with its first statement (the client is in
+ *   pipeline mode, db/pipeline.ts): Kysely's BEGIN is answered at once and sent,
+ *   and the next statement follows it without waiting — one round trip instead
+ *   of two for every transaction. That statement's answer waits for BEGIN's,
+ *   and a BEGIN that failed fails it (a BEGIN on a live connection has nothing
+ *   to fail on but the connection, which fails the statement too).
+ * - A lead statement carrying {@link Followers} (executeTogether) is sent, then
+ *   each follower behind it, and their answers are left in the carrier.
+ * - A COMMIT sent as a follower ended the transaction: the COMMIT Kysely sends
+ *   after the transaction's callback returns gets that one's answer and is not
+ *   sent again. A ROLLBACK (the callback threw) is always sent: after a
+ *   follower's COMMIT there is no transaction left, which Postgres answers with
+ *   a warning.
+ */
+function wrapClient(client: pg.PoolClient, prepare: boolean): void {
   const original = client.query.bind(client) as QueryFunction;
   let prepared = 0;
-  const query: QueryFunction = (...args) => {
-    const [text, values, callback] = args;
-    // Only a text with parameters: BEGIN, COMMIT and SAVEPOINT (no parameters)
-    // gain nothing, and a query config object is the caller's own business.
-    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0) return original(...args);
+  let begin: Promise<unknown> | undefined;
+  let committed: Promise<Answer> | undefined;
+
+  const send = (text: string, values: readonly unknown[] | undefined): Promise<Answer> => {
+    if (!prepare || values === undefined || values.length === 0) return original(text, values === undefined ? undefined : [...values]) as Promise<Answer>;
     const name = preparedStatementName(text);
     const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
     if (parsed[name] === undefined) {
-      if (prepared >= MAX_PREPARED_PER_CONNECTION) return original(...args);
+      if (prepared >= MAX_PREPARED_PER_CONNECTION) return original(text, [...values]) as Promise<Answer>;
       prepared += 1;
     }
-    return callback === undefined ? original({ name, text, values }) : original({ name, text, values }, callback);
+    return original({ name, text, values: [...values] }) as Promise<Answer>;
+  };
+
+  const query: QueryFunction = (...args) => {
+    const [text, values, callback] = args;
+    if (typeof text !== "string" || callback !== undefined || !(values === undefined || Array.isArray(values))) return original(...args);
+    const command = isBare(values) ? text.trim().toLowerCase() : "";
+    if (command === "begin") {
+      committed = undefined;
+      begin = original(text) as Promise<unknown>;
+      // Its failure is the next statement's (below); until then it must not count as unhandled.
+      begin.catch(() => undefined);
+      return Promise.resolve({ command: "BEGIN", rowCount: null, rows: [], fields: [] });
+    }
+    if (command === "commit" && committed !== undefined) {
+      const answer = committed;
+      committed = undefined;
+      return answer;
+    }
+    if (command === "rollback") committed = undefined;
+
+    let parameters = values as unknown[] | undefined;
+    const carried = parameters?.at(-1);
+    const followers = carried instanceof Followers ? carried : undefined;
+    if (followers) parameters = parameters!.slice(0, -1);
+    const lead = send(text, parameters);
+    if (followers) {
+      const answers = followers.statements.map((statement) => {
+        const answer = send(statement.sql, statement.parameters);
+        if (isBare(statement.parameters) && statement.sql.trim().toLowerCase() === "commit") committed = answer;
+        return answer;
+      });
+      followers.results = Promise.allSettled(answers);
+    }
+    if (begin === undefined) return lead;
+    const opened = begin;
+    begin = undefined;
+    return Promise.all([opened, lead]).then(([, answer]) => answer);
   };
   (client as unknown as { query: QueryFunction }).query = query;
 }
@@ -111,6 +171,7 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
+    pipeline: true,
     application_name: options.applicationName ?? "node-flow",
   });
   // An idle client whose connection dies (Postgres restarting, an operator's
@@ -130,7 +191,7 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
     // before any query of whoever the pool hands the client to (node-postgres
     // warns about a query queued behind another); should it fail, the defaults stay.
     if (settings !== "") client.query(settings).catch(() => undefined);
-    if (prepared) prepareStatementsOn(client);
+    wrapClient(client, prepared);
   });
   return pool;
 }

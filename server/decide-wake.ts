@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import type { RawBuilder } from "kysely";
 import type { Db } from "../db/pool";
 import { DECIDE_CHANNEL } from "./notifier";
 
@@ -16,24 +17,61 @@ import { DECIDE_CHANNEL } from "./notifier";
  * loop's interval at most (invariant 7) — the report itself has committed.
  */
 export function wakeDeciders(db: Db): void {
-  const state = states.get(db) ?? { inFlight: false, again: false };
-  states.set(db, state);
+  const state = stateOf(db);
   if (state.inFlight) {
     state.again = true;
     return;
   }
   state.inFlight = true;
-  const send = (): void => {
-    state.again = false;
-    void sql`SELECT pg_notify(${DECIDE_CHANNEL}, 'wake')`
-      .execute(db)
-      .catch(() => undefined)
-      .finally(() => {
-        if (state.again) send();
-        else state.inFlight = false;
-      });
-  };
-  send();
+  sendWake(db, state);
 }
 
-const states = new WeakMap<Db, { inFlight: boolean; again: boolean }>();
+/**
+ * The wake to send in a report's own round trip, right behind it
+ * (db/pipeline.ts): Postgres runs it once the report's statement has
+ * committed, so the deciders hear of the report without a round trip back to
+ * this process and out again. Undefined when a wake is already in flight: the
+ * caller then calls {@link wakeDeciders} once its report has committed, as
+ * before. Otherwise the caller must call `answered` once the wake's answer is
+ * in (whatever the report's outcome: a refused report's wake wakes the
+ * deciders for nothing, which costs them a claim that finds nothing).
+ */
+export function wakeWithReport(db: Db): { statement: RawBuilder<unknown>; answered: () => void } | undefined {
+  const state = stateOf(db);
+  if (state.inFlight) return undefined;
+  state.inFlight = true;
+  state.again = false;
+  return {
+    statement: wakeStatement(),
+    answered: () => {
+      if (state.again) sendWake(db, state);
+      else state.inFlight = false;
+    },
+  };
+}
+
+interface WakeState {
+  inFlight: boolean;
+  again: boolean;
+}
+
+const states = new WeakMap<Db, WakeState>();
+
+function stateOf(db: Db): WakeState {
+  let state = states.get(db);
+  if (state === undefined) states.set(db, (state = { inFlight: false, again: false }));
+  return state;
+}
+
+const wakeStatement = () => sql`SELECT pg_notify(${DECIDE_CHANNEL}, 'wake')`;
+
+function sendWake(db: Db, state: WakeState): void {
+  state.again = false;
+  void wakeStatement()
+    .execute(db)
+    .catch(() => undefined)
+    .finally(() => {
+      if (state.again) sendWake(db, state);
+      else state.inFlight = false;
+    });
+}

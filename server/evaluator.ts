@@ -28,10 +28,19 @@ import { openHumanTask } from "./human-tasks/open-human-task";
 import { cancelOpenHumanTasks } from "./store/human-tasks";
 import { decodeTimerReason } from "./timer-poller";
 import { afterWorkflowEnded, terminateWorkflowTree } from "./workflow-lifecycle";
-import { claimAndLockWorkflows, enqueueDecide } from "./store/decide-queues";
+import { claimAndLockWorkflowsThen, enqueueDecide } from "./store/decide-queues";
 import { releaseTaskGates } from "./store/semaphores";
 import { removeQueuedTask } from "./store/task-queues";
-import { EvaluationReads, insertAndEnqueueTasks, insertTasks, loadFrontiers, loadLatestByRefsOf, transitionTask } from "./store/task-executions";
+import {
+  claimedFrontiersStatement,
+  EvaluationReads,
+  frontiersByWorkflow,
+  insertAndEnqueueTasks,
+  insertTasks,
+  loadFrontiers,
+  loadLatestByRefsOf,
+  transitionTask,
+} from "./store/task-executions";
 import type { InsertTaskInput, TaskQueueEntry, TaskWithoutPayloads } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
 import { finishEvaluations } from "./store/workflow-events";
@@ -198,8 +207,13 @@ class ClaimedEvaluationFailure extends Error {
  * 3-task run — to serve only the failure path.
  */
 async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, limit: number, offset: number): Promise<number> {
-  // Invariant 2: the claims are deleted first, in this transaction, before any read; the same statement locks the workflows.
-  const claims = await claimAndLockWorkflows(trx, { limit, offset });
+  // Invariant 2: the claims are deleted first, in this transaction, before any read; the same statement locks the
+  // workflows. The frontiers travel in the claim's round trip, read by a statement of their own that starts once the
+  // claim has ended (claimAndLockWorkflowsThen).
+  // What the two reads share, so neither payload of a row is read twice (task-executions.ts).
+  const reads = new EvaluationReads(deps.loopOutputs);
+  const known = reads.known();
+  const { claims, thenRows: frontierRows } = await claimAndLockWorkflowsThen(trx, { limit, offset, then: claimedFrontiersStatement(known) });
   /** Runs one workflow's part; what it throws is that workflow's failure. */
   const attributed = async <T>(workflowId: string, part: () => Promise<T> | T): Promise<T> => {
     try {
@@ -215,9 +229,9 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
   for (const { workflow: wf } of running) {
     blueprints.set(wf.id, await attributed(wf.id, () => loadBlueprint(trx, wf.namespaceId, wf.defName, wf.defVersion)));
   }
-  // What the two reads share, so neither payload of a row is read twice (task-executions.ts).
-  const reads = new EvaluationReads(deps.loopOutputs);
-  const frontiers = await loadFrontiers(trx, running.map((c) => c.workflow.id), reads);
+  const runningIds = running.map((c) => c.workflow.id);
+  const frontiers =
+    frontierRows === undefined ? await loadFrontiers(trx, runningIds, reads) : frontiersByWorkflow(runningIds, frontierRows, reads, known);
   const refRequests = [];
   for (const { workflow: wf } of running) {
     const rows = frontiers.get(wf.id) ?? [];
@@ -278,7 +292,8 @@ interface PendingSchedule {
  * The evaluations' last writes, in two round trips for the whole transaction
  * where each workflow took two: every workflow's last run of scheduled tasks
  * in one insertAndEnqueueTasks, then every finish in one finishEvaluations.
- * nf bench closed loop: see docs/performance.md, item 29.
+ * nf bench closed loop: see docs/performance.md, item 29. The finish is the
+ * transaction's last statement, and its COMMIT travels with it (item 53).
  */
 async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {
   const rows = tails.flatMap((tail) => tail.pending.rows);
@@ -294,7 +309,7 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
     await tail.afterInsert(createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
     finishes.push(await tail.finish());
   }
-  await finishEvaluations(trx, finishes);
+  await finishEvaluations(trx, finishes, { commit: true });
 }
 
 /** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */

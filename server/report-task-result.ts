@@ -5,11 +5,12 @@ import type { Database, TaskExecutionRow, TaskStatus } from "../db/schema";
 import type { BlobStore } from "./blob-store";
 import { offloadIfLarge } from "./payload-offload";
 import { json } from "../db/json";
+import { executeTogether } from "../db/pipeline";
 import { TASK_COLUMNS_WITHOUT_PAYLOADS, TaskReportRefusedError, completeTaskFromWorker, findAppliedReport, reportRefusal } from "./store/task-executions";
 import type { TaskWithoutPayloads, WorkerFinalStatus } from "./store/task-executions";
 import { leasedByReport, leasedQueueColumns, toLeasedTask } from "./store/task-queues";
 import type { LeasedTask, LeasedTaskRow } from "./store/task-queues";
-import { wakeDeciders } from "./decide-wake";
+import { wakeDeciders, wakeWithReport } from "./decide-wake";
 import { leaseGatedTasks } from "./task-gates";
 
 /**
@@ -168,21 +169,26 @@ async function reportInOneStatement(
   input: Parameters<typeof completeTaskFromWorker>[1] & { next?: { count: number; leaseSeconds: number } },
 ): Promise<{ task: TaskWithoutPayloads; leased: LeasedTask[] }> {
   const next = input.next;
-  let rows: (LeasedTaskRow & { gated: boolean | null })[];
-  try {
-    ({ rows } = await sql<LeasedTaskRow & { gated: boolean | null }>`
+  const report = sql<LeasedTaskRow & { gated: boolean | null }>`
       SELECT ${reportedTaskColumns}, "l"."gated"
       FROM "nf_report_task"(${input.namespaceId}::uuid, ${input.workflowId}::uuid, ${input.taskId}::uuid,
         ${input.status}, ${json(input.output ?? {})}::jsonb, ${input.outputRef ?? null}, ${input.reason ?? null},
         ${input.workerId ?? null}, ${input.now ?? null}::timestamptz, ${next?.count ?? 0}::int,
-        ${next?.leaseSeconds ?? 0}::double precision) AS "l"`.execute(db));
+        ${next?.leaseSeconds ?? 0}::double precision) AS "l"`;
+  // The deciders' wake the function leaves to its caller (migration 0014): in the report's round trip, run once
+  // the report has committed, unless one is on its way already (decide-wake.ts).
+  const wake = wakeWithReport(db);
+  let rows: (LeasedTaskRow & { gated: boolean | null })[];
+  try {
+    rows = wake === undefined ? (await report.execute(db)).rows : (await executeTogether(db, report, wake.statement))[0];
   } catch (error) {
     // A refusal rolled the statement back: thrown as the transaction path throws it.
     const refusal = reportRefusal(error);
     throw refusal === undefined ? error : new TaskReportRefusedError(refusal);
+  } finally {
+    wake?.answered();
   }
-  // Committed: the deciders' wake the function left to its caller (migration 0014).
-  wakeDeciders(db);
+  if (wake === undefined) wakeDeciders(db);
   const [ended, ...leasedRows] = rows;
   const { gated, ...endedRow } = ended!;
   // The ended task's row has no queue ("queue" NULL) and no payloads (reportedTaskColumns): only its task half is wanted.

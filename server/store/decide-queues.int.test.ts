@@ -9,7 +9,8 @@ import type { Database, WorkflowExecutionRow } from "../../db/schema";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { planWithoutSeqScans, tablesScannedInTransaction } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { claimAndLockWorkflows, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
+import { claimAndLockWorkflows, claimAndLockWorkflowsThen, claimDecideBatch, decideQueueDepth, enqueueDecide, lockWorkflow } from "./decide-queues";
+import { claimedFrontiersStatement, frontiersByWorkflow, insertTasks } from "./task-executions";
 import { insertWorkflowExecution } from "./workflow-executions";
 
 const t = useTestDatabase();
@@ -507,6 +508,71 @@ describe("claimAndLockWorkflows", () => {
       expect(readWhole).toEqual([]);
     } finally {
       await sidecar.destroy();
+    }
+  });
+});
+
+describe("claimAndLockWorkflowsThen", () => {
+  it("runs the statement sent behind the claim after every lock is held: a task committed while the claim waited is in the frontier", async () => {
+    await clearQueue();
+    const namespaceId = randomUUID();
+    const [waited, free] = [
+      await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 }),
+      await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 }),
+    ];
+    await enqueueDecide(t.db, { workflowId: waited.id, namespaceId, reason: "r0" });
+    await enqueueDecide(t.db, { workflowId: free.id, namespaceId, reason: "r1" });
+    const task = (workflowId: string, refName: string) => ({ workflowId, namespaceId, refName, iteration: 0, attempt: 0, taskType: "SIMPLE", taskDefName: "t", queueName: null });
+    await insertTasks(t.db, [task(free.id, "before")]);
+
+    // Another transaction holds the first workflow's row (as an evaluation in another lane would).
+    const holding = gate();
+    const mayCommit = gate();
+    let holderPid = 0;
+    const holder = t.db.transaction().execute(async (trx) => {
+      holderPid = await backendPid(trx);
+      await lockWorkflow(trx, waited.id);
+      holding.open();
+      await mayCommit.wait;
+      await insertTasks(trx, [task(waited.id, "whileWaiting")]);
+    });
+    await holding.wait;
+    let claimerPid = 0;
+    const pidKnown = gate();
+    const claimer = t.db.transaction().execute(async (trx) => {
+      claimerPid = await backendPid(trx);
+      pidKnown.open();
+      return claimAndLockWorkflowsThen(trx, { limit: 8, then: claimedFrontiersStatement() });
+    });
+    await pidKnown.wait;
+    await blockedBy(t.db, claimerPid, holderPid);
+    mayCommit.open();
+    await holder;
+    const { claims, thenRows } = await claimer;
+    expect(claims.map((c) => c.workflow.id)).toEqual([waited.id, free.id]);
+    const frontiers = frontiersByWorkflow([waited.id, free.id], thenRows!);
+    expect(frontiers.get(waited.id)?.map((r) => r.refName)).toEqual(["whileWaiting"]);
+    expect(frontiers.get(free.id)?.map((r) => r.refName)).toEqual(["before"]);
+    expect(await decideQueueDepth(t.db)).toBe(0);
+  });
+
+  it("sends nothing the statement behind could read when nothing was claimed, and the claim's setting does not outlive its transaction", async () => {
+    await clearQueue();
+    const namespaceId = randomUUID();
+    const empty = await t.db.transaction().execute((trx) => claimAndLockWorkflowsThen(trx, { limit: 8, then: claimedFrontiersStatement() }));
+    expect(empty).toEqual({ claims: [], thenRows: [] });
+
+    const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "claim", defVersion: 1 });
+    await enqueueDecide(t.db, { workflowId: wf.id, namespaceId, reason: "r" });
+    const single = createDb(t.url, { max: 1, applicationName: "claim-then-test" });
+    try {
+      const claimed = await single.transaction().execute((trx) => claimAndLockWorkflowsThen(trx, { limit: 8, then: claimedFrontiersStatement() }));
+      expect(claimed.claims.map((c) => c.workflow.id)).toEqual([wf.id]);
+      // The same connection, a new transaction: the claimed ids are gone with the one that set them.
+      const { rows } = await sql<{ claimed: string | null }>`SELECT current_setting('node_flow.claimed', true) AS "claimed"`.execute(single);
+      expect(rows[0]?.claimed ?? "").toBe("");
+    } finally {
+      await single.destroy();
     }
   });
 });

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Kysely, RawBuilder, Transaction } from "kysely";
+import { executeTogether } from "../../db/pipeline";
 import type { Database, WorkflowExecutionRow } from "../../db/schema";
 
 /**
@@ -195,12 +196,30 @@ export async function claimAndLockWorkflows(
   trx: Transaction<Database>,
   options: { limit: number; offset?: number },
 ): Promise<LockedClaim[]> {
+  return (await claimAndLockWorkflowsThen(trx, options)).claims;
+}
+
+/**
+ * {@link claimAndLockWorkflows}, with `then` sent in the claim's round trip
+ * (db/pipeline.ts): a statement that needs nothing from the claim's answer —
+ * it finds the claimed workflows' ids in the transaction-local setting
+ * "node_flow.claimed", which the claim sets (task-executions.ts,
+ * claimedFrontiersStatement). Postgres runs it once the claim has ended, so it
+ * reads with a snapshot taken after every lock was granted (invariant 2).
+ * `thenRows` is undefined when the claim had to try again from the head (an
+ * `offset` past the tail): `then` ran after the first try, and the caller
+ * reads what it wanted itself.
+ */
+export async function claimAndLockWorkflowsThen<R = never>(
+  trx: Transaction<Database>,
+  options: { limit: number; offset?: number; then?: RawBuilder<R> },
+): Promise<{ claims: LockedClaim[]; thenRows?: R[] }> {
   if (!trx.isTransaction) throw new Error("claimAndLockWorkflows must run inside the evaluation's transaction");
-  const { limit, offset = 0 } = options;
+  const { limit, offset = 0, then } = options;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new RangeError(`limit must be an integer from 1 to 1000, got ${limit}`);
   if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`offset must be a non-negative integer, got ${offset}`);
-  const attempt = async (from: number) => {
-    const { rows } = await sql<WorkflowExecutionRow & { claimReason: string | null; claimedAt: string }>`
+  type ClaimRow = WorkflowExecutionRow & { claimReason: string | null; claimedAt: string; claimedIds: string | null };
+  const statement = (from: number) => sql<ClaimRow>`
       WITH ${claimedCte(claimStart(from), limit)}
       -- The claimed ids as an array subquery, not a join: evaluated once, it
       -- makes the lookup primary-key probes per partition whatever the
@@ -208,18 +227,29 @@ export async function claimAndLockWorkflows(
       -- a freshly created, not yet analysed partition).
       SELECT "w".*,
         (SELECT "reason" FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimReason",
-        (SELECT ${enqueuedAtText} FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimedAt"
+        (SELECT ${enqueuedAtText} FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimedAt",
+        -- For a statement sent behind this one (claimAndLockWorkflowsThen). An
+        -- uncorrelated subquery: evaluated once, when the first row is returned
+        -- (none returned, none set, and the setting reads as empty).
+        (SELECT set_config('node_flow.claimed', array_agg("workflowId")::text, true) FROM "claimed") AS "claimedIds"
       FROM "WorkflowExecutions" AS "w"
       WHERE "w"."id" = ANY(ARRAY(SELECT "workflowId" FROM "claimed"))
-      FOR UPDATE OF "w"`.execute(trx);
-    return rows;
-  };
+      FOR UPDATE OF "w"`;
+  let rows: ClaimRow[];
+  let thenRows: R[] | undefined;
+  if (then === undefined) ({ rows } = await statement(offset).execute(trx));
+  else [rows, thenRows] = await executeTogether(trx, statement(offset), then);
   // Near the tail the stretch from `offset` is empty: claim from the head (our own deleted rows are invisible to it).
-  let rows = await attempt(offset);
-  if (rows.length === 0 && offset > 0) rows = await attempt(0);
+  if (rows.length === 0 && offset > 0) {
+    ({ rows } = await statement(0).execute(trx));
+    thenRows = undefined;
+  }
   // Oldest request first.
   rows.sort((a, b) => (a.claimedAt < b.claimedAt ? -1 : a.claimedAt > b.claimedAt ? 1 : 0));
-  return rows.map(({ claimReason, claimedAt: _claimedAt, ...workflow }) => ({ reason: claimReason, workflow }));
+  return {
+    claims: rows.map(({ claimReason, claimedAt: _claimedAt, claimedIds: _claimedIds, ...workflow }) => ({ reason: claimReason, workflow })),
+    ...(thenRows !== undefined ? { thenRows } : {}),
+  };
 }
 
 /** Where a claim starts looking: the head, or the row `offset` places in (a plain, non-locking read; past the tail, the head). */

@@ -47,10 +47,35 @@ export async function loadFrontiers(
   workflowIds: readonly string[],
   reads?: EvaluationReads,
 ): Promise<Map<string, TaskExecutionRow[]>> {
-  const byWorkflow = new Map<string, TaskExecutionRow[]>(workflowIds.map((id) => [id, []]));
-  if (workflowIds.length === 0) return byWorkflow;
+  if (workflowIds.length === 0) return new Map(workflowIds.map((id) => [id, []]));
   const known = reads?.known();
   const { rows } = await frontiersStatement(workflowIds, known).execute(db);
+  return frontiersByWorkflow(workflowIds, rows, reads, known);
+}
+
+/**
+ * The frontiers of the workflows the transaction's claim took, which it names
+ * in the transaction-local setting "node_flow.claimed" (decide-queues.ts,
+ * claimAndLockWorkflows): a statement that can travel in the claim's round
+ * trip (db/pipeline.ts), since it needs nothing from the claim's answer. It
+ * still starts after the claim has ended — after every workflow lock is held
+ * — with a snapshot of its own, as invariant 2 asks. Take its rows with
+ * {@link frontiersByWorkflow}, with the `known` it was built with.
+ */
+export function claimedFrontiersStatement(known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
+  return sql<TaskExecutionRow>`
+    SELECT "f".* FROM unnest(coalesce(nullif(current_setting('node_flow.claimed', true), ''), '{}')::uuid[]) AS "w"("id")
+    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, known)} OFFSET 0) AS "f"`;
+}
+
+/** A frontiers statement's rows by workflow, for `workflowIds` (each has an entry; rows of other workflows are dropped). */
+export function frontiersByWorkflow(
+  workflowIds: readonly string[],
+  rows: TaskExecutionRow[],
+  reads?: EvaluationReads,
+  known?: KnownPayloads,
+): Map<string, TaskExecutionRow[]> {
+  const byWorkflow = new Map<string, TaskExecutionRow[]>(workflowIds.map((id) => [id, []]));
   for (const row of withKnownPayloads(rows, reads, known)) byWorkflow.get(row.workflowId)?.push(row);
   return byWorkflow;
 }

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import { json } from "../../db/json";
+import { executeTogether } from "../../db/pipeline";
 import type { Database, WorkflowEventRow } from "../../db/schema";
 import type { WorkflowEndStatus } from "../../engine";
 import { lockWorkflow } from "./decide-queues";
@@ -154,8 +155,17 @@ export interface EvaluationFinish {
  * Marking seen last is safe because nothing an evaluation does after decide's
  * markSeen reads or writes those rows' watermark: they are ended, and only the
  * next evaluation looks for unseen ones.
+ *
+ * With `commit`, the transaction's COMMIT travels in the same round trip
+ * (db/pipeline.ts), and a failure of either rejects this call: the caller's
+ * last statement, with nothing after it but Kysely's own COMMIT, which is then
+ * answered without another.
  */
-export async function finishEvaluations(trx: Transaction<Database>, finishes: readonly EvaluationFinish[]): Promise<void> {
+export async function finishEvaluations(
+  trx: Transaction<Database>,
+  finishes: readonly EvaluationFinish[],
+  options: { commit?: boolean } = {},
+): Promise<void> {
   if (finishes.length === 0) return;
   const batch = finishes.map(({ locked, seenTaskIds, events, at, ending }) => ({
     w: locked.id,
@@ -174,7 +184,9 @@ export async function finishEvaluations(trx: Transaction<Database>, finishes: re
       data: event.data ?? {},
     })),
   }));
-  await sql`SELECT "nf_finish_evaluations"(${json(batch)}::jsonb)`.execute(trx);
+  const finish = sql`SELECT "nf_finish_evaluations"(${json(batch)}::jsonb)`;
+  if (options.commit) await executeTogether(trx, finish, sql`COMMIT`);
+  else await finish.execute(trx);
 }
 
 export interface ReadWorkflowEventsOptions {
