@@ -171,6 +171,8 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
+    // Statements sent without waiting for the answers before them (db/pipeline.ts, wrapClient); awaited one at a
+    // time, as Kysely does, a client behaves as before.
     pipeline: true,
     application_name: options.applicationName ?? "node-flow",
   });
