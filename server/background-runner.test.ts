@@ -126,40 +126,6 @@ describe("BackgroundRunner", () => {
     await runner.stop();
   });
 
-  it("tells onWakeDuringPass of each wake that arrives while a pass is in hand, and of no other", async () => {
-    const timing = fakeTiming();
-    const gates: ReturnType<typeof deferred<boolean>>[] = [];
-    let told = 0;
-    const runner = new BackgroundRunner({
-      name: "t",
-      intervalMs: 1000,
-      runAtStart: false,
-      sleep: timing.sleep,
-      onWakeDuringPass: () => told++,
-      run: () => {
-        const gate = deferred<boolean>();
-        gates.push(gate);
-        return gate.promise;
-      },
-    });
-    runner.start();
-    await until(() => timing.parked.length === 1, "the first pause");
-    // Idle: the wake starts a pass; nothing is in hand to take the work on.
-    runner.wake();
-    await until(() => gates.length === 1, "the woken pass");
-    expect(told).toBe(0);
-    runner.wake();
-    runner.wake();
-    expect(told).toBe(2);
-    // The next pass still follows at once.
-    gates[0]?.resolve(false);
-    await until(() => gates.length === 2, "the pass the wakes asked for");
-    gates[1]?.resolve(false);
-    await until(() => timing.parked.length === 1, "a pause");
-    expect(told).toBe(2);
-    await runner.stop();
-  });
-
   it("counts a throwing pass and keeps looping after a pause", async () => {
     const timing = fakeTiming();
     const logger = fakeLogger();

@@ -67,13 +67,6 @@ export interface BackgroundRunnerOptions {
   onPass?: (name: string, pass: RunnerPassReport) => void;
   /** Monotonic milliseconds for pass durations; injectable for tests, defaults to `performance.now`. */
   now?: () => number;
-  /**
-   * Told of a {@link BackgroundRunner.wake} that arrives while a pass is in
-   * hand, so the pass can take on the new work itself (the decide loop opens
-   * another lane) instead of leaving it for the pass after. The next pass
-   * follows at once all the same.
-   */
-  onWakeDuringPass?: () => void;
 }
 
 /** Counters for health checks and metrics. */
@@ -112,8 +105,8 @@ const noopLogger: RunnerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 /** A loop around one batch function; see the module comment for its guarantees. */
 export class BackgroundRunner {
   readonly name: string;
-  private readonly options: Required<Omit<BackgroundRunnerOptions, "batchSize" | "onPass" | "onWakeDuringPass">> &
-    Pick<BackgroundRunnerOptions, "batchSize" | "onPass" | "onWakeDuringPass">;
+  private readonly options: Required<Omit<BackgroundRunnerOptions, "batchSize" | "onPass">> &
+    Pick<BackgroundRunnerOptions, "batchSize" | "onPass">;
   private readonly counters: RunnerStats = { passes: 0, errors: 0, consecutiveErrors: 0, lastError: undefined, running: false };
   private loopDone: Promise<void> | undefined;
   private stopping = false;
@@ -136,7 +129,6 @@ export class BackgroundRunner {
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random,
       onPass: options.onPass,
-      onWakeDuringPass: options.onWakeDuringPass,
       now: options.now ?? (() => performance.now()),
     };
   }
@@ -165,7 +157,6 @@ export class BackgroundRunner {
   wake(): void {
     this.wakeRequested = true;
     this.sleepAbort?.abort();
-    if (this.counters.running) this.options.onWakeDuringPass?.();
   }
 
   /**

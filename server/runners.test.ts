@@ -33,18 +33,6 @@ describe("runLanes", () => {
     expect(total).toBe(5 * log.started);
   });
 
-  it("opens another lane when asked while one is open, up to the maximum; asked after the last has ended, it opens none", async () => {
-    const log = { open: 0, most: 0, started: 0 };
-    let openAnother: (() => void) | undefined;
-    const pass = runLanes(2, lane(log, 0, 1), (another) => (openAnother = another));
-    openAnother?.();
-    openAnother?.();
-    expect(await pass).toBe(2);
-    expect(log).toEqual({ open: 0, most: 2, started: 2 });
-    openAnother?.();
-    expect(log.started).toBe(2);
-  });
-
   it("lets the other lanes finish, then rejects with the first failure", async () => {
     let calls = 0;
     let finished = 0;

@@ -133,7 +133,6 @@ const decideLoop = loop("decide", (deps) => {
   };
   const lanes = deps.decideLanes ?? DECIDE_LANES;
   const perLane = Math.ceil(DECIDE_BATCH / lanes);
-  let openAnother: (() => void) | undefined;
   return {
     // The DecideQueues trigger's NOTIFY wakes this loop at once (worker.ts);
     // the interval is what bounds a missed notification (invariant 7).
@@ -142,28 +141,17 @@ const decideLoop = loop("decide", (deps) => {
     // One pass = every lane it opened; the pass ends when all lanes have, so
     // passes still never overlap. A lane that fails does not cut the others
     // short: their evaluations commit, and the first error is the pass's.
-    run: () =>
-      runLanes(
-        lanes,
-        (onBacklog) => evaluateBatch(evaluator, { limit: perLane, onBacklog }),
-        (another) => (openAnother = another),
-      ),
-    // New work while a lane is busy with other workflows: another lane takes it now, rather than after the busy one's
-    // transaction. At 25 runs/s one lane is busy about half the time, and a request that waited for it waited most of
-    // its decide lag there (docs/performance.md, item 54).
-    onWakeDuringPass: () => openAnother?.(),
+    run: () => runLanes(lanes, (onBacklog) => evaluateBatch(evaluator, { limit: perLane, onBacklog })),
   };
 });
 
 /**
  * Runs `lane` once, and once more (up to `max` at a time) each time a running
- * lane reports a backlog or the caller asks for another through the function
- * `expose` is handed (a no-op once every lane has ended); resolves with their
- * summed counts when all have ended. A lane that fails does not cut the
- * others short: theirs is counted, and the first failure rejects once all
- * have ended.
+ * lane reports a backlog; resolves with their summed counts when all have
+ * ended. A lane that fails does not cut the others short: theirs is counted,
+ * and the first failure rejects once all have ended.
  */
-export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<number>, expose?: (openAnother: () => void) => void): Promise<number> {
+export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<number>): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     let open = 0;
     let total = 0;
@@ -188,9 +176,6 @@ export function runLanes(max: number, lane: (onBacklog: () => void) => Promise<n
           else resolve(total);
         });
     };
-    expose?.(() => {
-      if (open > 0 && open < max) openLane();
-    });
     openLane();
   });
 }
