@@ -80,6 +80,13 @@ describe("executeTogether and the pooled client's pipelining", () => {
     expect(notices).toEqual(["there is no transaction in progress"]);
   });
 
+  it("a connection that dies with statements in flight fails every one of them, and the pool goes on with a new connection", async () => {
+    const before = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS "pid"`.execute(db)).rows[0]!.pid;
+    await expect(executeTogether(db, sql`SELECT pg_terminate_backend(pg_backend_pid())`, sql`SELECT ${1}::int AS "n"`)).rejects.toThrow(/terminat|Connection/i);
+    const after = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS "pid"`.execute(db)).rows[0]!.pid;
+    expect(after).not.toBe(before);
+  });
+
   it("a transaction's BEGIN travels with its first statement and keeps its meaning: a rollback undoes the first statement too", async () => {
     await clear();
     await expect(

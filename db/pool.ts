@@ -188,6 +188,11 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
     ...(options.keyLookupsOnly ? ["SET enable_seqscan = off"] : []),
   ].join("; ");
   pool.on("connect", (client) => {
+    // The same for a client in use: a connection that dies while a caller holds it (a transaction between two
+    // statements, or executeTogether awaiting its followers) fails every statement in flight and every later one
+    // on it, and the pool drops it on release (it is no longer queryable) — but the client also emits 'error',
+    // which with no listener is an uncaught exception.
+    client.on("error", () => undefined);
     // SETs, not the startup "options": those would replace the caller's own
     // (PGOPTIONS, or options= in the URL). One query, queued first, so it runs
     // before any query of whoever the pool hands the client to (node-postgres
