@@ -88,7 +88,9 @@ export function preparedStatementName(text: string): string {
 type QueryFunction = (...args: unknown[]) => unknown;
 type Answer = { command?: string; rows: unknown[] };
 
-const isBare = (values: unknown): boolean => values === undefined || (Array.isArray(values) && values.length === 0);
+/** The command a text without parameters is ("begin", "commit", …, lower case), or "" for one with parameters. */
+const bareCommand = (text: string, values: unknown): string =>
+  values === undefined || (Array.isArray(values) && values.length === 0) ? text.trim().toLowerCase() : "";
 
 /**
  * What every pooled client does to the text queries Kysely sends (a query
@@ -130,7 +132,7 @@ function wrapClient(client: pg.PoolClient, prepare: boolean): void {
   const query: QueryFunction = (...args) => {
     const [text, values, callback] = args;
     if (typeof text !== "string" || callback !== undefined || !(values === undefined || Array.isArray(values))) return original(...args);
-    const command = isBare(values) ? text.trim().toLowerCase() : "";
+    const command = bareCommand(text, values);
     if (command === "begin") {
       committed = undefined;
       begin = original(text) as Promise<unknown>;
@@ -153,7 +155,7 @@ function wrapClient(client: pg.PoolClient, prepare: boolean): void {
     if (followers) {
       const answers = followers.statements.map((statement) => {
         const answer = send(statement.sql, statement.parameters);
-        if (isBare(statement.parameters) && statement.sql.trim().toLowerCase() === "commit") committed = answer;
+        if (bareCommand(statement.sql, statement.parameters) === "commit") committed = answer;
         return answer;
       });
       followers.results = Promise.allSettled(answers);

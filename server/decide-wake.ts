@@ -41,13 +41,7 @@ export function wakeWithReport(db: Db): { statement: RawBuilder<unknown>; answer
   if (state.inFlight) return undefined;
   state.inFlight = true;
   state.again = false;
-  return {
-    statement: wakeStatement(),
-    answered: () => {
-      if (state.again) sendWake(db, state);
-      else state.inFlight = false;
-    },
-  };
+  return { statement: wakeStatement(), answered: () => afterWake(db, state) };
 }
 
 interface WakeState {
@@ -70,8 +64,11 @@ function sendWake(db: Db, state: WakeState): void {
   void wakeStatement()
     .execute(db)
     .catch(() => undefined)
-    .finally(() => {
-      if (state.again) sendWake(db, state);
-      else state.inFlight = false;
-    });
+    .finally(() => afterWake(db, state));
+}
+
+/** A wake's answer is in: one more for the reports that committed meanwhile, or none in flight. */
+function afterWake(db: Db, state: WakeState): void {
+  if (state.again) sendWake(db, state);
+  else state.inFlight = false;
 }

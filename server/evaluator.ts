@@ -207,12 +207,12 @@ class ClaimedEvaluationFailure extends Error {
  * 3-task run — to serve only the failure path.
  */
 async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, limit: number, offset: number): Promise<number> {
+  // What the frontiers and the references read share, so neither payload of a row is read twice (task-executions.ts).
+  const reads = new EvaluationReads(deps.loopOutputs);
+  const known = reads.known();
   // Invariant 2: the claims are deleted first, in this transaction, before any read; the same statement locks the
   // workflows. The frontiers travel in the claim's round trip, read by a statement of their own that starts once the
   // claim has ended (claimAndLockWorkflowsThen).
-  // What the two reads share, so neither payload of a row is read twice (task-executions.ts).
-  const reads = new EvaluationReads(deps.loopOutputs);
-  const known = reads.known();
   const { claims, thenRows: frontierRows } = await claimAndLockWorkflowsThen(trx, { limit, offset, then: claimedFrontiersStatement(known) });
   /** Runs one workflow's part; what it throws is that workflow's failure. */
   const attributed = async <T>(workflowId: string, part: () => Promise<T> | T): Promise<T> => {

@@ -47,7 +47,7 @@ export async function loadFrontiers(
   workflowIds: readonly string[],
   reads?: EvaluationReads,
 ): Promise<Map<string, TaskExecutionRow[]>> {
-  if (workflowIds.length === 0) return new Map(workflowIds.map((id) => [id, []]));
+  if (workflowIds.length === 0) return new Map();
   const known = reads?.known();
   const { rows } = await frontiersStatement(workflowIds, known).execute(db);
   return frontiersByWorkflow(workflowIds, rows, reads, known);
@@ -63,9 +63,7 @@ export async function loadFrontiers(
  * {@link frontiersByWorkflow}, with the `known` it was built with.
  */
 export function claimedFrontiersStatement(known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
-  return sql<TaskExecutionRow>`
-    SELECT "f".* FROM unnest(coalesce(nullif(current_setting('node_flow.claimed', true), ''), '{}')::uuid[]) AS "w"("id")
-    CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, known)} OFFSET 0) AS "f"`;
+  return frontiersOf(sql`coalesce(nullif(current_setting('node_flow.claimed', true), ''), '{}')`, known);
 }
 
 /** A frontiers statement's rows by workflow, for `workflowIds` (each has an entry; rows of other workflows are dropped). */
@@ -98,8 +96,13 @@ export function frontiersByWorkflow(
  * partition probed per workflow).
  */
 export function frontiersStatement(workflowIds: readonly string[], known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
+  return frontiersOf(sql`${[...workflowIds]}`, known);
+}
+
+/** The frontiers of the workflows whose ids `ids` (an expression castable to uuid[]) lists, in the shape above. */
+function frontiersOf(ids: RawBuilder<unknown>, known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
   return sql<TaskExecutionRow>`
-    SELECT "f".* FROM unnest(${[...workflowIds]}::uuid[]) AS "w"("id")
+    SELECT "f".* FROM unnest(${ids}::uuid[]) AS "w"("id")
     CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, known)} OFFSET 0) AS "f"`;
 }
 
