@@ -23,6 +23,7 @@ import type { RunnerLogger } from "./background-runner";
 import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "./payload-offload";
 import type { OffloadedPayload } from "./payload-offload";
 import { startNestedExecution } from "./start-execution";
+import { uuidv7 } from "./uuidv7";
 import type { StartExecutionResult } from "./start-execution";
 import { openHumanTask } from "./human-tasks/open-human-task";
 import { cancelOpenHumanTasks } from "./store/human-tasks";
@@ -36,6 +37,7 @@ import {
   EvaluationReads,
   frontiersByWorkflow,
   insertAndEnqueueTasks,
+  insertAndEnqueueTasksStatement,
   insertTasks,
   loadFrontiers,
   loadLatestByRefsOf,
@@ -44,7 +46,7 @@ import {
 import type { InsertTaskInput, TaskQueueEntry, TaskWithoutPayloads } from "./store/task-executions";
 import { armTimer, cancelTimers } from "./store/timers";
 import { finishEvaluations } from "./store/workflow-events";
-import type { EvaluationFinish, NewWorkflowEventInput, WorkflowEnding } from "./store/workflow-events";
+import type { EvaluationFinish, FinishEvent, WorkflowEnding } from "./store/workflow-events";
 
 /**
  * The decider's I/O shell (DESIGN.md "Engine invariants"): claim → lock → load
@@ -276,27 +278,42 @@ class BatchedWriteFailure extends Error {
 interface EvaluationTail {
   workflow: WorkflowExecutionRow;
   pending: PendingSchedule;
-  /** What follows the insert of `pending`, given the rows it inserted (by identity). */
-  afterInsert(created: ReadonlyMap<string, TaskWithoutPayloads>): Promise<void>;
+  /** What follows the insert of `pending`, given the rows it inserted (by identity), or none when the insert is sent with the finish. */
+  afterInsert(created: ReadonlyMap<string, TaskWithoutPayloads> | undefined): Promise<void>;
   /** Its decide re-enqueue when it ended something unseen; then what finishEvaluations writes for it. */
   finish(): Promise<EvaluationFinish>;
 }
 
-/** A run of scheduleTask commands and the rows they insert. */
+/** A run of scheduleTask commands and the rows they insert, in the same order. */
 interface PendingSchedule {
   batch: { command: ScheduleTaskCommand; input: OffloadedPayload }[];
-  rows: (InsertTaskInput & { enqueue?: TaskQueueEntry })[];
+  rows: (InsertTaskInput & { id: string; enqueue?: TaskQueueEntry })[];
 }
 
+/** A HUMAN task scheduled IN_PROGRESS opens its inbox entry once inserted (openHumanTask), which needs the inserted row. */
+const opensInboxEntry = (c: ScheduleTaskCommand): boolean => c.taskType === "HUMAN" && c.status === "IN_PROGRESS";
+
 /**
- * The evaluations' last writes, in two round trips for the whole transaction
- * where each workflow took two: every workflow's last run of scheduled tasks
- * in one insertAndEnqueueTasks, then every finish in one finishEvaluations.
- * nf bench closed loop: see docs/performance.md, item 29. The finish is the
- * transaction's last statement, and its COMMIT travels with it (item 53).
+ * The evaluations' last writes for the whole transaction, where each workflow
+ * took two round trips: every workflow's last run of scheduled tasks in one
+ * insertAndEnqueueTasks, then every finish in one finishEvaluations (nf bench
+ * closed loop: docs/performance.md, item 29). The finish is the transaction's
+ * last statement, and its COMMIT travels with it (item 53). The insert
+ * travels with them too, unanswered — the tasks' ids are given, and the
+ * finish keeps the TASK_SCHEDULED of a row only if it was inserted (item 56) —
+ * unless a task opens an inbox entry, which needs its inserted row first.
  */
 async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {
   const rows = tails.flatMap((tail) => tail.pending.rows);
+  if (rows.length > 0 && !tails.some((tail) => tail.pending.batch.some(({ command }) => opensInboxEntry(command)))) {
+    const finishes: EvaluationFinish[] = [];
+    for (const tail of tails) {
+      await tail.afterInsert(undefined);
+      finishes.push(await tail.finish());
+    }
+    await finishEvaluations(trx, finishes, { commit: true, before: insertAndEnqueueTasksStatement(trx, rows) });
+    return;
+  }
   const created = rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows);
   const byWorkflow = new Map<string, TaskWithoutPayloads[]>();
   for (const row of created) {
@@ -514,7 +531,7 @@ async function applyCommands(
   const now = new Date(nowMs);
   const workflowId = wf.id;
   const namespaceId = wf.namespaceId;
-  const events: NewWorkflowEventInput[] = [];
+  const events: FinishEvent[] = [];
   /** Ended tasks this evaluation reacted to (decide's markSeen), stamped seen by finishEvaluations (finishTails). */
   const seen: string[] = [];
   /** Task id by identity, for rows inserted or started in this evaluation (later commands address them by key). */
@@ -575,6 +592,9 @@ async function applyCommands(
       const queued = c.executor === "worker" || c.executor === "system";
       if (queued && c.queueName === undefined) throw new Error(`scheduleTask ${describe(c.key)}: a ${c.executor} task without queueName`);
       return {
+        // Given here rather than by the column's default, so that the finish can name the task without waiting for
+        // the insert's answer (finishTails).
+        id: uuidv7(),
         workflowId,
         namespaceId,
         refName: c.key.ref,
@@ -605,19 +625,34 @@ async function applyCommands(
     });
     return { batch, rows };
   };
-  /** What follows the insert for each command of the run: its task id, a HUMAN task's inbox entry, TASK_SCHEDULED. */
-  const afterInsert = async ({ batch }: PendingSchedule, created: ReadonlyMap<string, TaskWithoutPayloads>): Promise<void> => {
-    for (const { command: c } of batch) {
+  /**
+   * What follows the insert for each command of the run: its task id, a HUMAN task's inbox entry, TASK_SCHEDULED.
+   * Without `created`, the insert travels with the finish, unanswered (finishTails; never for a run that opens inbox
+   * entries): each row is taken as inserted under the id it was given, and its TASK_SCHEDULED is kept only if it was.
+   */
+  const afterInsert = async ({ batch, rows }: PendingSchedule, created: ReadonlyMap<string, TaskWithoutPayloads> | undefined): Promise<void> => {
+    for (const [i, { command: c }] of batch.entries()) {
       const k = keyText(c.key);
-      const row = created.get(k);
+      const row = created?.get(k);
+      const id = created === undefined ? rows[i]!.id : row?.id;
       // Scheduled by an earlier evaluation (invariant 5): nothing twice.
-      if (!row) {
+      if (id === undefined) {
         absorbed.add(k);
         continue;
       }
-      inserted.set(k, row.id);
-      if (c.taskType === "HUMAN" && c.status === "IN_PROGRESS") await openHumanTask(trx, row, c.input, now);
-      events.push({ type: "TASK_SCHEDULED", refName: c.key.ref, taskId: row.id, status: c.status, data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) } });
+      inserted.set(k, id);
+      if (opensInboxEntry(c)) {
+        if (row === undefined) throw new Error(`scheduleTask ${describe(c.key)}: an inbox entry needs the inserted row`);
+        await openHumanTask(trx, row, c.input, now);
+      }
+      events.push({
+        type: "TASK_SCHEDULED",
+        refName: c.key.ref,
+        taskId: id,
+        status: c.status,
+        data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) },
+        ...(created === undefined ? { ifInserted: true } : {}),
+      });
     }
   };
   const flushScheduled = async (): Promise<void> => {

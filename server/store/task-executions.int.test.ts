@@ -14,6 +14,7 @@ import {
   frontierStatement,
   frontiersStatement,
   insertAndEnqueueTasks,
+  insertAndEnqueueTasksStatement,
   insertTasks,
   loadFrontier,
   loadFrontiers,
@@ -291,6 +292,36 @@ describe("transitionTask / the seen watermark", () => {
     expect(events.find((e) => e.type === "WORKFLOW_COMPLETED")?.data).toEqual({ n: "x" });
     const seen = await t.db.selectFrom("TaskExecutions").select(["workflowId", "deciderSeenAt"]).where("workflowId", "in", [one, two]).execute();
     expect(seen.map((r) => r.deciderSeenAt?.getTime())).toEqual([at.getTime(), at.getTime()]);
+  });
+  it("finishEvaluations led by the tasks' insert, unanswered: a TASK_SCHEDULED is kept only for a row it inserted, the rest numbered with no gap", async () => {
+    const wf = await insertWorkflowExecution(t.db, { namespaceId, defName: "finish", defVersion: 1 }).then((r) => r.id);
+    // "a" is there already (an earlier evaluation's): inserting it again is absorbed (invariant 5), under a new id.
+    const [earlier] = await insertTasks(t.db, [row(wf, "a", { queueName: "q-finish" })]);
+    const ids = { a: randomUUID(), b: randomUUID() };
+    const scheduled = (ref: "a" | "b") => ({ type: "TASK_SCHEDULED", refName: ref, taskId: ids[ref], status: "SCHEDULED", ifInserted: true });
+    await t.db.transaction().execute((trx) =>
+      finishEvaluations(
+        trx,
+        [{ locked: { id: wf, namespaceId }, seenTaskIds: [], events: [scheduled("a"), { type: "MARK" }, scheduled("b"), { type: "LAST" }], at: new Date() }],
+        {
+          commit: true,
+          before: insertAndEnqueueTasksStatement(trx, [
+            { ...row(wf, "a", { queueName: "q-finish" }), id: ids.a, enqueue: { priority: 0 } },
+            { ...row(wf, "b", { queueName: "q-finish" }), id: ids.b, enqueue: { priority: 0 } },
+          ]),
+        },
+      ),
+    );
+    const stored = await t.db.selectFrom("TaskExecutions").select(["refName", "id"]).where("workflowId", "=", wf).orderBy("refName").execute();
+    expect(stored).toEqual([{ refName: "a", id: earlier!.id }, { refName: "b", id: ids.b }]);
+    const queued = await t.db.selectFrom("TaskQueues").select("taskId").where("queueName", "=", "q-finish").where("workflowId", "=", wf).execute();
+    expect(queued).toEqual([{ taskId: ids.b }]);
+    const events = await t.db.selectFrom("WorkflowEvents").select(["seq", "type", "taskId"]).where("workflowId", "=", wf).orderBy("seq").execute();
+    expect(events).toEqual([
+      { seq: 1, type: "MARK", taskId: null },
+      { seq: 2, type: "TASK_SCHEDULED", taskId: ids.b },
+      { seq: 3, type: "LAST", taskId: null },
+    ]);
   });
 });
 

@@ -312,16 +312,33 @@ export async function insertAndEnqueueTasks(
   rows: ReadonlyArray<InsertTaskInput & { enqueue?: TaskQueueEntry }>,
 ): Promise<TaskWithoutPayloads[]> {
   if (rows.length === 0) return [];
+  const { rows: created } = await insertAndEnqueueTasksStatement(db, rows).execute(db);
+  return created.map(({ notified: _notified, marked: _marked, ...row }) => row);
+}
+
+/**
+ * {@link insertAndEnqueueTasks}'s statement, not sent: for a caller that sends
+ * it with others in one round trip (db/pipeline.ts), which it can when it
+ * needs nothing of its answer — the rows' ids given, say. `rows` not empty.
+ * The ids of the rows it inserts are left in the transaction-local setting
+ * "node_flow.inserted" (unchanged when it inserts none), where the finish sent
+ * behind it reads them (nf_finish_evaluations, migration 0020).
+ */
+export function insertAndEnqueueTasksStatement(
+  db: Executor,
+  rows: ReadonlyArray<InsertTaskInput & { enqueue?: TaskQueueEntry }>,
+): RawBuilder<TaskWithoutPayloads & { notified?: unknown; marked: unknown }> {
+  if (rows.length === 0) throw new RangeError("insertAndEnqueueTasksStatement: no rows");
   const queued = rows.filter((row): row is InsertTaskInput & { enqueue: TaskQueueEntry } => row.enqueue !== undefined);
-  if (queued.length === 0) {
-    return insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row)).returning(TASK_COLUMNS_WITHOUT_PAYLOADS).execute();
-  }
+  const insert = insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row)).returning(TASK_COLUMNS_WITHOUT_PAYLOADS);
+  // An uncorrelated scalar subquery, so it runs once, and only when something was inserted.
+  const marked = sql`(SELECT set_config('node_flow.inserted', array_agg("id")::text, true) FROM "inserted")`;
+  if (queued.length === 0) return sql<TaskWithoutPayloads & { marked: unknown }>`WITH "inserted" AS (${insert}) SELECT "inserted".*, ${marked} AS "marked" FROM "inserted"`;
   for (const { refName, queueName, enqueue } of queued) {
     if (!queueName) throw new Error(`insertAndEnqueueTasks: "${refName}" is to be queued but has no queueName`);
     if (!Number.isInteger(enqueue.priority)) throw new RangeError(`priority must be an integer, got ${enqueue.priority}`);
   }
-  const insert = insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row)).returning(TASK_COLUMNS_WITHOUT_PAYLOADS);
-  const { rows: created } = await sql<TaskWithoutPayloads & { notified: unknown }>`
+  return sql<TaskWithoutPayloads & { notified: unknown; marked: unknown }>`
     WITH "inserted" AS (${insert}), "queued" AS (
       INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "namespaceId", "taskType", "priority", "visibleAt")
       SELECT "i"."queueName", "i"."id", "i"."workflowId", "i"."namespaceId", "i"."taskType", "e"."priority", COALESCE("e"."visibleAt", now())
@@ -335,11 +352,10 @@ export async function insertAndEnqueueTasks(
       ON CONFLICT ("queueName", "taskId") DO NOTHING
       RETURNING "namespaceId", "queueName", "visibleAt"
     )
-    -- An uncorrelated scalar subquery, so it runs once, and only when
+    -- Uncorrelated scalar subqueries, so each runs once, and only when
     -- something was inserted.
-    SELECT "inserted".*, (SELECT count(${notifyIfDue}) FROM "queued") AS "notified"
-    FROM "inserted"`.execute(db);
-  return created.map(({ notified: _notified, ...row }) => row);
+    SELECT "inserted".*, (SELECT count(${notifyIfDue}) FROM "queued") AS "notified", ${marked} AS "marked"
+    FROM "inserted"`;
 }
 
 /** What a compare-and-set transition writes. JSONB values are plain here and pass through json(). */

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely, RawBuilder, Transaction } from "kysely";
 import { json } from "../../db/json";
 import { executeTogether } from "../../db/pipeline";
 import type { Database, WorkflowEventRow } from "../../db/schema";
@@ -124,6 +124,17 @@ export interface WorkflowEnding {
   failedTaskRef: string | null;
 }
 
+/** An event of a finish. */
+export type FinishEvent = Omit<NewWorkflowEventInput, "at"> & {
+  /**
+   * It names a task inserted by the statement sent just before the finish
+   * (`before`), whose answer the caller has not seen: kept only if a row with
+   * that "taskId" is there — an insert absorbed by an existing identity
+   * (invariant 5) leaves none, and that row's own evaluation wrote its event.
+   */
+  ifInserted?: boolean;
+};
+
 /** One evaluated workflow's last writes: {@link finishEvaluations}. */
 export interface EvaluationFinish {
   /** The row the evaluation locked in the transaction. */
@@ -131,7 +142,7 @@ export interface EvaluationFinish {
   /** Ended tasks it reacted to (decide's markSeen): stamped seen (invariant 4's watermark). */
   seenTaskIds: readonly string[];
   /** Appended in order, numbered on from the history's max "seq". */
-  events: readonly Omit<NewWorkflowEventInput, "at">[];
+  events: readonly FinishEvent[];
   at: Date;
   /** The workflow ended in this evaluation: written with the version bump ("endedAt" is `at`), and its open inbox rows canceled. */
   ending?: WorkflowEnding;
@@ -159,12 +170,15 @@ export interface EvaluationFinish {
  * With `commit`, the transaction's COMMIT travels in the same round trip
  * (db/pipeline.ts), and a failure of either rejects this call: the caller's
  * last statement, with nothing after it but Kysely's own COMMIT, which is then
- * answered without another.
+ * answered without another. With `before`, that statement (the evaluations'
+ * tasks' insert) leads the round trip; the events marked `ifInserted` are
+ * then kept only for the rows it really inserted (migration 0020), and the
+ * events left are numbered with no gap.
  */
 export async function finishEvaluations(
   trx: Transaction<Database>,
   finishes: readonly EvaluationFinish[],
-  options: { commit?: boolean } = {},
+  options: { commit?: boolean; before?: RawBuilder<unknown> } = {},
 ): Promise<void> {
   if (finishes.length === 0) return;
   const batch = finishes.map(({ locked, seenTaskIds, events, at, ending }) => ({
@@ -182,11 +196,13 @@ export async function finishEvaluations(
       taskId: event.taskId ?? null,
       status: event.status ?? null,
       data: event.data ?? {},
+      ...(event.ifInserted ? { ifInserted: true } : {}),
     })),
   }));
   const finish = sql`SELECT "nf_finish_evaluations"(${json(batch)}::jsonb)`;
-  if (options.commit) await executeTogether(trx, finish, sql`COMMIT`);
-  else await finish.execute(trx);
+  const [lead, ...rest] = [...(options.before ? [options.before] : []), finish, ...(options.commit ? [sql`COMMIT`] : [])];
+  if (rest.length === 0) await finish.execute(trx);
+  else await executeTogether(trx, lead!, ...rest);
 }
 
 export interface ReadWorkflowEventsOptions {
