@@ -128,9 +128,10 @@ export interface WorkflowEnding {
 export type FinishEvent = Omit<NewWorkflowEventInput, "at"> & {
   /**
    * It names a task inserted by the statement sent just before the finish
-   * (`before`), whose answer the caller has not seen: kept only if a row with
-   * that "taskId" is there — an insert absorbed by an existing identity
-   * (invariant 5) leaves none, and that row's own evaluation wrote its event.
+   * (`before`), whose answer the caller has not seen: kept only if that insert
+   * made the row (insertAndEnqueueTasksStatement leaves the ids it made in a
+   * transaction-local setting). An insert absorbed by an existing identity
+   * (invariant 5) makes none, and that row's own evaluation wrote its event.
    */
   ifInserted?: boolean;
 };
@@ -151,7 +152,7 @@ export interface EvaluationFinish {
 /**
  * The evaluations' last writes, for every workflow an evaluation transaction
  * holds, in one round trip: the SQL function "nf_finish_evaluations"
- * (migrations 0017 and 0019: the bumps and the events one statement each for
+ * (migrations 0017, 0019 and 0020: the bumps and the events one statement each for
  * the whole batch) stamps each workflow's seen tasks, bumps its execution's
  * optimistic-concurrency "version" (every committed evaluation does), and
  * appends its events numbered on from its history's max "seq" as
