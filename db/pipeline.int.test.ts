@@ -82,7 +82,15 @@ describe("executeTogether and the pooled client's pipelining", () => {
 
   it("a connection that dies with statements in flight fails every one of them, and the pool goes on with a new connection", async () => {
     const before = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS "pid"`.execute(db)).rows[0]!.pid;
-    await expect(executeTogether(db, sql`SELECT pg_terminate_backend(pg_backend_pid())`, sql`SELECT ${1}::int AS "n"`)).rejects.toThrow(/terminat|Connection/i);
+    // Killed from another connection while the lead sleeps, so both statements are surely still in flight: a backend
+    // that terminates itself may first answer the statement that asked it to, and the one behind it too.
+    const inFlight = executeTogether(db, sql`SELECT pg_sleep(${30})`, sql`SELECT ${1}::int AS "n"`);
+    inFlight.catch(() => undefined);
+    await expect
+      .poll(async () => (await sql<{ n: number }>`SELECT count(*)::int AS "n" FROM pg_stat_activity WHERE "pid" = ${before} AND "wait_event" = 'PgSleep'`.execute(t.db)).rows[0]!.n)
+      .toBe(1);
+    await sql`SELECT pg_terminate_backend(${before})`.execute(t.db);
+    await expect(inFlight).rejects.toThrow(/terminat|Connection/i);
     const after = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS "pid"`.execute(db)).rows[0]!.pid;
     expect(after).not.toBe(before);
   });

@@ -1,4 +1,4 @@
-import { CompiledQuery } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import type { Kysely, RawBuilder } from "kysely";
 import type { Database } from "./schema";
 
@@ -71,4 +71,22 @@ export async function executeTogether<T extends readonly [RawBuilder<unknown>, .
     rows.push(answer.value.rows);
   }
   return rows as RowsOf<T>;
+}
+
+/**
+ * A statement sent behind another in the same round trip cannot take the
+ * first one's answer as a parameter; it reads what it needs in SQL instead.
+ * These two hand a set of ids across, in a transaction-local setting:
+ * {@link passIds} is a scalar subquery for the first statement's select list
+ * — uncorrelated, so it runs once, when the first row is returned (none
+ * returned, none set) — and {@link passedIds} the uuid[] the statement behind
+ * it reads (empty when nothing was set in the transaction).
+ */
+export function passIds(setting: string, relation: string, column: string): RawBuilder<unknown> {
+  return sql`(SELECT set_config(${sql.lit(setting)}, array_agg(${sql.ref(column)})::text, true) FROM ${sql.table(relation)})`;
+}
+
+/** The ids {@link passIds} left in `setting` in this transaction, as uuid[]. */
+export function passedIds(setting: string): RawBuilder<string[]> {
+  return sql<string[]>`coalesce(nullif(current_setting(${sql.lit(setting)}, true), ''), '{}')::uuid[]`;
 }

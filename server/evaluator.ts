@@ -305,28 +305,19 @@ const opensInboxEntry = (c: ScheduleTaskCommand): boolean => c.taskType === "HUM
  */
 async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {
   const rows = tails.flatMap((tail) => tail.pending.rows);
-  if (rows.length > 0 && !tails.some((tail) => tail.pending.batch.some(({ command }) => opensInboxEntry(command)))) {
-    const finishes: EvaluationFinish[] = [];
-    for (const tail of tails) {
-      await tail.afterInsert(undefined);
-      finishes.push(await tail.finish());
-    }
-    await finishEvaluations(trx, finishes, { commit: true, before: insertAndEnqueueTasksStatement(trx, rows) });
-    return;
-  }
-  const created = rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows);
+  const unanswered = rows.length > 0 && !tails.some((tail) => tail.pending.batch.some(({ command }) => opensInboxEntry(command)));
   const byWorkflow = new Map<string, TaskWithoutPayloads[]>();
-  for (const row of created) {
+  for (const row of unanswered || rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows)) {
     const rowsOfWorkflow = byWorkflow.get(row.workflowId);
     if (rowsOfWorkflow) rowsOfWorkflow.push(row);
     else byWorkflow.set(row.workflowId, [row]);
   }
   const finishes: EvaluationFinish[] = [];
   for (const tail of tails) {
-    await tail.afterInsert(createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
+    await tail.afterInsert(unanswered ? undefined : createdByKey(byWorkflow.get(tail.workflow.id) ?? []));
     finishes.push(await tail.finish());
   }
-  await finishEvaluations(trx, finishes, { commit: true });
+  await finishEvaluations(trx, finishes, { commit: true, ...(unanswered ? { before: insertAndEnqueueTasksStatement(trx, rows) } : {}) });
 }
 
 /** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Kysely, RawBuilder, Transaction } from "kysely";
-import { executeTogether } from "../../db/pipeline";
+import { executeTogether, passIds } from "../../db/pipeline";
 import type { Database, WorkflowExecutionRow } from "../../db/schema";
 
 /**
@@ -228,10 +228,8 @@ export async function claimAndLockWorkflowsThen<R = never>(
       SELECT "w".*,
         (SELECT "reason" FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimReason",
         (SELECT ${enqueuedAtText} FROM "claimed" WHERE "claimed"."workflowId" = "w"."id") AS "claimedAt",
-        -- For a statement sent behind this one (claimAndLockWorkflowsThen). An
-        -- uncorrelated subquery: evaluated once, when the first row is returned
-        -- (none returned, none set, and the setting reads as empty).
-        (SELECT set_config('node_flow.claimed', array_agg("workflowId")::text, true) FROM "claimed") AS "claimedIds"
+        -- For a statement sent behind this one (claimAndLockWorkflowsThen).
+        ${passIds("node_flow.claimed", "claimed", "workflowId")} AS "claimedIds"
       FROM "WorkflowExecutions" AS "w"
       WHERE "w"."id" = ANY(ARRAY(SELECT "workflowId" FROM "claimed"))
       FOR UPDATE OF "w"`;

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Kysely, RawBuilder } from "kysely";
 import { json } from "../../db/json";
+import { passIds, passedIds } from "../../db/pipeline";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
 import type { LoopOutputCache } from "../loop-output-cache";
@@ -63,7 +64,7 @@ export async function loadFrontiers(
  * {@link frontiersByWorkflow}, with the `known` it was built with.
  */
 export function claimedFrontiersStatement(known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
-  return frontiersOf(sql`coalesce(nullif(current_setting('node_flow.claimed', true), ''), '{}')`, known);
+  return frontiersOf(passedIds("node_flow.claimed"), known);
 }
 
 /** A frontiers statement's rows by workflow, for `workflowIds` (each has an entry; rows of other workflows are dropped). */
@@ -96,13 +97,13 @@ export function frontiersByWorkflow(
  * partition probed per workflow).
  */
 export function frontiersStatement(workflowIds: readonly string[], known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
-  return frontiersOf(sql`${[...workflowIds]}`, known);
+  return frontiersOf(sql`${[...workflowIds]}::uuid[]`, known);
 }
 
 /** The frontiers of the workflows whose ids `ids` (an expression castable to uuid[]) lists, in the shape above. */
 function frontiersOf(ids: RawBuilder<unknown>, known?: KnownPayloads): RawBuilder<TaskExecutionRow> {
   return sql<TaskExecutionRow>`
-    SELECT "f".* FROM unnest(${ids}::uuid[]) AS "w"("id")
+    SELECT "f".* FROM unnest(${ids}) AS "w"("id")
     CROSS JOIN LATERAL (${frontierWhere(sql`"t"."workflowId" = "w"."id"`, known)} OFFSET 0) AS "f"`;
 }
 
@@ -331,8 +332,7 @@ export function insertAndEnqueueTasksStatement(
   if (rows.length === 0) throw new RangeError("insertAndEnqueueTasksStatement: no rows");
   const queued = rows.filter((row): row is InsertTaskInput & { enqueue: TaskQueueEntry } => row.enqueue !== undefined);
   const insert = insertTasksStatement(db, rows.map(({ enqueue: _enqueue, ...row }) => row)).returning(TASK_COLUMNS_WITHOUT_PAYLOADS);
-  // An uncorrelated scalar subquery, so it runs once, and only when something was inserted.
-  const marked = sql`(SELECT set_config('node_flow.inserted', array_agg("id")::text, true) FROM "inserted")`;
+  const marked = passIds("node_flow.inserted", "inserted", "id");
   if (queued.length === 0) return sql<TaskWithoutPayloads & { marked: unknown }>`WITH "inserted" AS (${insert}) SELECT "inserted".*, ${marked} AS "marked" FROM "inserted"`;
   for (const { refName, queueName, enqueue } of queued) {
     if (!queueName) throw new Error(`insertAndEnqueueTasks: "${refName}" is to be queued but has no queueName`);
