@@ -7,9 +7,9 @@ import { afterAll, describe, expect, it } from "vitest";
 /**
  * The CI smoke of `nf bench` (issue 10): a few seconds of it, end to end —
  * embedded Postgres, the REST handlers (--web node: no `next build` in CI),
- * the sidecar, two worker processes — asserting only that it completes,
- * prints its table and writes its files. Never a timing: the figures move with
- * whatever else the machine runs.
+ * the sidecar, two worker processes, and the bare queue it is set against —
+ * asserting only that it completes, prints its tables and writes its files.
+ * Never a timing: the figures move with whatever else the machine runs.
  */
 const scratch = mkdtempSync(path.join(tmpdir(), "nf-bench-smoke-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -22,7 +22,7 @@ describe("nf bench", () => {
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn(
         process.execPath,
-        ["--import", "tsx", "cli/nf.ts", "bench", "--web", "node", "--workers", "2", "--rates", "10", "--duration", "2", "--closed", "2", "--in-flight", "4", "--large", "200", "--out", out],
+        ["--import", "tsx", "cli/nf.ts", "bench", "--web", "node", "--workers", "2", "--rates", "10", "--duration", "2", "--closed", "2", "--in-flight", "4", "--large", "200", "--bare-queue", "2", "--out", out],
         { env, stdio: ["ignore", "pipe", "pipe"] },
       );
       let stdout = "";
@@ -38,9 +38,17 @@ describe("nf bench", () => {
     // The migrator reads "SchemaMigrations" whole, so the section is never empty.
     expect(run.stdout).toMatch(/## Tables read by sequential scans[^]*\n\| \w+ \| \d+ \| \d+ \|/);
     expect(run.stdout).toMatch(/## Large workflow: \d+ task rows/);
+    // The floor ran, and the closed loop is set against it (same workers, same in-flight count).
+    expect(run.stdout).toMatch(/## The floor: a bare queue on the same Postgres[^]*\n\| \d+\.\d \| \d+\.\d \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d \(\d+%\) \|/);
     expect(existsSync(`${out}.md`)).toBe(true);
-    const results = JSON.parse(readFileSync(`${out}.json`, "utf8")) as { points: unknown[]; completions: { lost: number; duplicated: number } };
+    const results = JSON.parse(readFileSync(`${out}.json`, "utf8")) as {
+      points: unknown[];
+      completions: { lost: number; duplicated: number };
+      bareQueue: { workers: number; inFlight: number; jobs: number };
+    };
     expect(results.points).toHaveLength(2);
+    expect(results.bareQueue).toMatchObject({ workers: 2, inFlight: 4 });
+    expect(results.bareQueue.jobs).toBeGreaterThan(0);
     expect(results.completions).toMatchObject({ lost: 0, duplicated: 0 });
   }, 300_000);
 });

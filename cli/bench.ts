@@ -36,13 +36,17 @@
  * workflow against the large one early and late in its life (invariant 6: an
  * evaluation reads the frontier, not the history).
  *
+ * And the floor (bench-bare-queue.ts): a bare leased queue on the same
+ * Postgres with as many worker processes and jobs in flight as the closed
+ * loop, and nothing else, set beside the closed loop's tasks/s.
+ *
  * Everything shares this machine's cores, and the figures move with whatever
  * else runs on it: compare runs made back to back, not across days.
  */
 import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -55,6 +59,8 @@ import { createNodeFlowClient } from "../sdk";
 import type { NodeFlowClient } from "../sdk";
 import { createApiKey } from "../server/auth/api-keys";
 import { insertNamespace } from "../server/store/namespaces";
+import { runBareQueue } from "./bench-bare-queue";
+import type { BareQueueResult } from "./bench-bare-queue";
 import type { BenchWorkerMessage, BenchWorkerRequest } from "./bench-worker-process";
 import { embeddedPaths, prepareEmbeddedState, startEmbeddedProcess } from "./embedded-database";
 import type { EmbeddedPostgresHandle } from "./embedded-database";
@@ -62,6 +68,7 @@ import { UsageError } from "./help";
 import { PROJECT_ROOT } from "./start";
 import { describeExit, spawnSupervised } from "./supervised-process";
 import type { SupervisedProcess } from "./supervised-process";
+import { readProcs, treeCpuSeconds } from "./process-cpu";
 import { isBuildNeeded } from "./web-build";
 
 /** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
@@ -94,11 +101,13 @@ export interface BenchOptions {
   cpuProfileDir: string | undefined;
   /** Loads pg_stat_statements in the embedded cluster and reports the costliest statements. */
   pgStatStatements: boolean;
+  /** Seconds of the bare queue (bench-bare-queue.ts) at the closed loop's workers and in-flight count; 0: none. */
+  bareQueueSeconds: number;
 }
 
 export const BENCH_USAGE = `nf bench [--rates 25,50,100,200,400] [--duration 20] [--closed 20] [--in-flight 64]
          [--workers 16] [--slots 1] [--large 30000] [--web next|node] [--out PATH]
-         [--url URL --api-key KEY --database-url URL [--namespace NS]] [--cpu-prof DIR]
+         [--bare-queue 15] [--url URL --api-key KEY --database-url URL [--namespace NS]] [--cpu-prof DIR]
   --rates      open-loop arrival rates (runs/s), one point each; "" for none
   --duration   seconds of arrivals per open-loop point
   --closed     seconds of the closed-loop point (0: none); --in-flight runs kept going
@@ -107,6 +116,9 @@ export const BENCH_USAGE = `nf bench [--rates 25,50,100,200,400] [--duration 20]
   --web        next (default): the production web process (server/web-server.ts:
                Next, and the worker APIs on node:http), built first when stale;
                node: the REST API alone on node:http (no build; the CI smoke)
+  --bare-queue seconds of the floor: a bare leased queue on the same Postgres, as many
+               worker processes and jobs in flight, no HTTP and no workflow (0: none;
+               never with --url, since it creates a table)
   --out        results as PATH.json and PATH.md (default bench-results/bench-<time>)
   --url        a running node-flow instead of a throwaway one, with --api-key (worker
                and admin scopes) and --database-url (the figures only Postgres knows)
@@ -146,6 +158,7 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
         drain: { type: "string", default: "60" },
         "cpu-prof": { type: "string" },
         "pg-stat-statements": { type: "boolean", default: false },
+        "bare-queue": { type: "string", default: "15" },
       },
       strict: true,
       allowPositionals: false,
@@ -186,6 +199,7 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
     drainSeconds: number("drain", values.drain, 1, 3600, false),
     cpuProfileDir: values["cpu-prof"] ? path.resolve(values["cpu-prof"]) : undefined,
     pgStatStatements: values["pg-stat-statements"] ?? false,
+    bareQueueSeconds: number("bare-queue", values["bare-queue"], 0, 3600, false),
   };
 }
 
@@ -231,61 +245,6 @@ const progress = (() => {
   };
 })();
 
-// ---------------------------------------------------------------------------
-// CPU of process trees, from /proc
-
-const CLOCK_TICKS_PER_SECOND = 100;
-
-interface ProcStat {
-  ppid: number;
-  /** utime + stime + cutime + cstime: its own CPU and its reaped children's (a Postgres backend that exited). */
-  ticks: number;
-}
-
-function readProcs(): Map<number, ProcStat> {
-  const procs = new Map<number, ProcStat>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return procs;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const text = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // The command name may hold spaces and parentheses: fields start after the last ')'.
-      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-      const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-      procs.set(Number(entry), { ppid: Number(fields[1]), ticks });
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return procs;
-}
-
-/** CPU seconds of each root and all its descendants. */
-function treeCpuSeconds(roots: readonly number[], procs: Map<number, ProcStat>): number {
-  const children = new Map<number, number[]>();
-  for (const [pid, stat] of procs) {
-    const list = children.get(stat.ppid);
-    if (list) list.push(pid);
-    else children.set(stat.ppid, [pid]);
-  }
-  let ticks = 0;
-  const stack = [...roots];
-  const seen = new Set<number>();
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    if (seen.has(pid)) continue;
-    seen.add(pid);
-    ticks += procs.get(pid)?.ticks ?? 0;
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return ticks / CLOCK_TICKS_PER_SECOND;
-}
-
 type CpuGroup = "web" | "sidecar" | "postgres" | "workers" | "driver";
 const CPU_GROUPS: readonly CpuGroup[] = ["web", "sidecar", "postgres", "workers", "driver"];
 
@@ -305,6 +264,8 @@ interface System {
   db: Db;
   /** The sidecar's /metrics, when the bench started the sidecar. */
   metricsUrl: string | undefined;
+  /** The throwaway database's URL, when the bench started Postgres (the bare queue runs only there). */
+  ownDatabaseUrl: string | undefined;
   pids: Partial<Record<Exclude<CpuGroup, "workers" | "driver">, number>>;
   where: string;
 }
@@ -338,6 +299,7 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
       namespace: options.namespace ?? "default",
       db,
       metricsUrl: undefined,
+      ownDatabaseUrl: undefined,
       pids: {},
       where: `the running server at ${options.url}`,
     };
@@ -461,6 +423,7 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     namespace: namespace.name,
     db,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    ownDatabaseUrl: embedded.url,
     pids: { web: web.pid, sidecar: sidecar.pid, postgres: postmasterPid },
     where: `a throwaway embedded Postgres 18 (the settings \`npm start\` uses), ${options.web === "next" ? "the production web process (server/web-server.ts)" : "the REST API alone on node:http (--web node)"} and the sidecar, all on this machine`,
   };
@@ -715,6 +678,8 @@ async function stillRunning(db: Db, ids: readonly string[]): Promise<Set<string>
 
 const STEP_QUEUE = "bench_step";
 const CHAIN = "bench_chain";
+/** Tasks in a run of the chain. */
+const CHAIN_STEPS = 3;
 const FIVE = "bench_five";
 const LARGE = "bench_large";
 const FORK_WIDTH = 100;
@@ -1302,6 +1267,42 @@ function backendsText(points: readonly PointResult[]): string[] {
   ];
 }
 
+async function runFloor(driver: Driver): Promise<BareQueueResult | undefined> {
+  const { system, options } = driver;
+  if (options.bareQueueSeconds <= 0) return undefined;
+  if (system.ownDatabaseUrl === undefined) {
+    say("Bare queue: not run against --url (it creates a table of its own).");
+    return undefined;
+  }
+  say(`The floor: a bare queue, ${options.workers} worker processes straight to Postgres, ${options.closedInFlight} jobs in flight, ${options.bareQueueSeconds} s…`);
+  const result = await runBareQueue({
+    databaseUrl: system.ownDatabaseUrl,
+    workers: options.workers,
+    inFlight: options.closedInFlight,
+    seconds: options.bareQueueSeconds,
+    postgresPid: system.pids.postgres,
+    progress: (line) => progress.update(line),
+  });
+  say(`bare queue: ${fixed(result.jobsPerSecond)} jobs/s`);
+  return result;
+}
+
+function bareQueueText(bare: BareQueueResult | undefined, points: readonly PointResult[], options: BenchOptions): string[] {
+  if (bare === undefined) return [];
+  const closed = points.find((p) => p.mode === "closed");
+  const tasksPerSecond = closed === undefined ? undefined : closed.completedPerSecond * CHAIN_STEPS;
+  return [
+    "",
+    "## The floor: a bare queue on the same Postgres",
+    "",
+    `${bare.workers} worker processes straight to Postgres (no HTTP, no workflow), ${bare.inFlight} jobs in flight, ${bare.seconds} s: each worker leases a job (\`FOR UPDATE SKIP LOCKED\`, its own transaction) and completes it (delete, enqueue the next, NOTIFY: one statement). A ${CHAIN_STEPS}-task run is at least ${CHAIN_STEPS} such jobs.`,
+    "",
+    `| jobs/s | as ${CHAIN_STEPS}-task runs/s | CPU ms/job pg / workers | node-flow's closed loop: tasks/s, and its share of the bare queue's jobs/s |`,
+    "| ---: | ---: | --- | --- |",
+    `| ${fixed(bare.jobsPerSecond)} | ${fixed(bare.jobsPerSecond / CHAIN_STEPS)} | ${bare.cpuMsPerJob.postgres === null ? "–" : fixed(bare.cpuMsPerJob.postgres, 2)} / ${fixed(bare.cpuMsPerJob.workers, 2)} | ${tasksPerSecond === undefined || options.closedInFlight !== bare.inFlight ? "–" : `${fixed(tasksPerSecond)} (${fixed((100 * tasksPerSecond) / Math.max(bare.jobsPerSecond, 1e-9), 0)}%)`} |`,
+  ];
+}
+
 function statementsText(statements: readonly StatementCost[]): string[] {
   if (statements.length === 0) return [];
   return [
@@ -1346,7 +1347,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
   try {
     const system = await startSystem(options, cleanups);
     const client = createNodeFlowClient({ baseUrl: system.baseUrl, apiKey: system.apiKey, namespace: system.namespace });
-    await client.registerDefinition(chainDefinition(CHAIN, 3));
+    await client.registerDefinition(chainDefinition(CHAIN, CHAIN_STEPS));
     say(`Starting ${options.workers} worker processes (${options.slots} slot${options.slots === 1 ? "" : "s"} each)…`);
     const workers = await startWorkers(system, options, STEP_QUEUE);
     cleanups.push(() => workers.stop());
@@ -1380,6 +1381,8 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     }
     const statements = options.pgStatStatements ? await topStatements(system.db) : [];
     const tables = await tablesReadWhole(system.db);
+    // Last: its statements stay out of the figures above.
+    const bareQueue = await runFloor(driver);
     const loadAfter = os.loadavg().map((l) => l.toFixed(2)).join(" ");
 
     const { rows: version } = await sql<{ server_version: string }>`SHOW server_version`.execute(system.db);
@@ -1397,6 +1400,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
       ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${pointLabel(p.mode, p.target)}: ${p.problems.join("; ")}`] : [])),
       ...backendsText(points),
+      ...bareQueueText(bareQueue, points, options),
       ...largeText(large),
       ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),
       ...statementsText(statements),
@@ -1407,7 +1411,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     ].join("\n");
     const out = path.resolve(options.out);
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, large, tablesReadWhole: tables }, null, 2)}\n`);
+    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, bareQueue, large, tablesReadWhole: tables }, null, 2)}\n`);
     writeFileSync(`${out}.md`, markdown);
     process.stdout.write(markdown);
     say(`Results: ${out}.json and ${out}.md`);
