@@ -7,7 +7,10 @@
  *   transaction (a worker that dies holding it leaves it to a sweeper).
  * - Complete: delete it, enqueue the next job (the closed loop keeps the same
  *   number in flight) and NOTIFY the parked workers, in one statement and one
- *   transaction.
+ *   transaction. Or without the NOTIFY: workers then find new jobs only when
+ *   they next look (at once when busy, within their 100 ms park when idle).
+ *   Postgres serialises the commits of notifying transactions on one lock, so
+ *   the two bound what immediate wake-ups cost.
  */
 
 export const BARE_QUEUE_TABLE = "nf_bench_bare_queue";
@@ -28,9 +31,11 @@ export const LEASE_JOB = `UPDATE "${BARE_QUEUE_TABLE}" SET "leasedBy" = $1, "lea
   RETURNING "id", "payload"`;
 
 /** $1: the job, $2: the worker that leased it. */
-export const COMPLETE_JOB = `WITH "done" AS (DELETE FROM "${BARE_QUEUE_TABLE}" WHERE "id" = $1 AND "leasedBy" = $2 RETURNING "payload"),
+export function completeJob(notify: boolean): string {
+  return `WITH "done" AS (DELETE FROM "${BARE_QUEUE_TABLE}" WHERE "id" = $1 AND "leasedBy" = $2 RETURNING "payload"),
   "next" AS (INSERT INTO "${BARE_QUEUE_TABLE}" ("payload") SELECT "payload" FROM "done" RETURNING "id")
-  SELECT pg_notify('${CHANNEL}', '') FROM "next"`;
+  ${notify ? `SELECT pg_notify('${CHANNEL}', '') FROM "next"` : `SELECT count(*) FROM "next"`}`;
+}
 
 export type BareQueueWorkerMessage = { type: "ready" } | { type: "count"; completed: number };
 export type BareQueueWorkerRequest = { type: "count" } | { type: "stop" };

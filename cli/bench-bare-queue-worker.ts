@@ -8,7 +8,7 @@
  * parent how many jobs it completed.
  */
 import pg from "pg";
-import { COMPLETE_JOB, LEASE_JOB, LISTEN_BARE_QUEUE } from "./bench-bare-queue-sql";
+import { LEASE_JOB, LISTEN_BARE_QUEUE, completeJob } from "./bench-bare-queue-sql";
 import type { BareQueueWorkerMessage, BareQueueWorkerRequest } from "./bench-bare-queue-sql";
 
 async function main(): Promise<void> {
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const owner = `bare-${process.pid}`;
+  const complete = completeJob(process.env.NF_BARE_QUEUE_NOTIFY !== "0");
   const client = new pg.Client({ connectionString: url, application_name: "node-flow-bench-bare-queue" });
   const listener = new pg.Client({ connectionString: url, application_name: "node-flow-bench-bare-queue" });
   await client.connect();
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
       });
       continue;
     }
-    await client.query({ name: "complete", text: COMPLETE_JOB, values: [job.id, owner] });
+    await client.query({ name: "complete", text: complete, values: [job.id, owner] });
     completed++;
   }
   await Promise.all([client.end(), listener.end()]);

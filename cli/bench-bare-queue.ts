@@ -27,6 +27,8 @@ export interface BareQueueOptions {
   workers: number;
   inFlight: number;
   seconds: number;
+  /** Whether a completion NOTIFYs the parked workers (bench-bare-queue-sql.ts). */
+  notify: boolean;
   /** The postmaster: Postgres's CPU is its tree's. */
   postgresPid: number | undefined;
   /** A progress line now and then. */
@@ -34,6 +36,7 @@ export interface BareQueueOptions {
 }
 
 export interface BareQueueResult {
+  notify: boolean;
   workers: number;
   inFlight: number;
   seconds: number;
@@ -64,7 +67,7 @@ export async function runBareQueue(options: BareQueueOptions): Promise<BareQueue
         execArgv: ["--import", "tsx"],
         cwd: PROJECT_ROOT,
         stdio: ["ignore", "inherit", "inherit", "ipc"],
-        env: { ...process.env, NF_BARE_QUEUE_URL: options.databaseUrl },
+        env: { ...process.env, NF_BARE_QUEUE_URL: options.databaseUrl, NF_BARE_QUEUE_NOTIFY: options.notify ? "1" : "0" },
       });
       children.push(child);
       ready.push(
@@ -118,6 +121,7 @@ export async function runBareQueue(options: BareQueueOptions): Promise<BareQueue
     const cpuAfter = cpu();
     const perJob = (before: number, after: number) => (jobs > 0 ? ((after - before) * 1000) / jobs : 0);
     return {
+      notify: options.notify,
       workers: options.workers,
       inFlight: options.inFlight,
       seconds: options.seconds,

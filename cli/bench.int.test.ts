@@ -39,16 +39,21 @@ describe("nf bench", () => {
     expect(run.stdout).toMatch(/## Tables read by sequential scans[^]*\n\| \w+ \| \d+ \| \d+ \|/);
     expect(run.stdout).toMatch(/## Large workflow: \d+ task rows/);
     // The floor ran, and the closed loop is set against it (same workers, same in-flight count).
-    expect(run.stdout).toMatch(/## The floor: a bare queue on the same Postgres[^]*\n\| \d+\.\d \| \d+\.\d \| \d+\.\d\d \/ \d+\.\d\d \| \d+\.\d \(\d+%\) \|/);
+    for (const completion of ["with NOTIFY", "without NOTIFY"]) {
+      expect(run.stdout).toMatch(new RegExp(`## The floor: a bare queue on the same Postgres[^]*\\n\\| ${completion} \\| \\d+\\.\\d \\| \\d+\\.\\d \\| \\d+\\.\\d\\d \\/ \\d+\\.\\d\\d \\| \\d+\\.\\d \\(\\d+%\\) \\|`));
+    }
     expect(existsSync(`${out}.md`)).toBe(true);
     const results = JSON.parse(readFileSync(`${out}.json`, "utf8")) as {
       points: unknown[];
       completions: { lost: number; duplicated: number };
-      bareQueue: { workers: number; inFlight: number; jobs: number };
+      floor: { notify: boolean; workers: number; inFlight: number; jobs: number }[];
     };
     expect(results.points).toHaveLength(2);
-    expect(results.bareQueue).toMatchObject({ workers: 2, inFlight: 4 });
-    expect(results.bareQueue.jobs).toBeGreaterThan(0);
+    expect(results.floor.map(({ notify, workers, inFlight }) => ({ notify, workers, inFlight }))).toEqual([
+      { notify: true, workers: 2, inFlight: 4 },
+      { notify: false, workers: 2, inFlight: 4 },
+    ]);
+    for (const bare of results.floor) expect(bare.jobs).toBeGreaterThan(0);
     expect(results.completions).toMatchObject({ lost: 0, duplicated: 0 });
   }, 300_000);
 });

@@ -116,9 +116,9 @@ export const BENCH_USAGE = `nf bench [--rates 25,50,100,200,400] [--duration 20]
   --web        next (default): the production web process (server/web-server.ts:
                Next, and the worker APIs on node:http), built first when stale;
                node: the REST API alone on node:http (no build; the CI smoke)
-  --bare-queue seconds of the floor: a bare leased queue on the same Postgres, as many
-               worker processes and jobs in flight, no HTTP and no workflow (0: none;
-               never with --url, since it creates a table)
+  --bare-queue seconds of the floor, each way (with and without NOTIFY): a bare leased
+               queue on the same Postgres, as many worker processes and jobs in flight,
+               no HTTP and no workflow (0: none; never with --url: it creates a table)
   --out        results as PATH.json and PATH.md (default bench-results/bench-<time>)
   --url        a running node-flow instead of a throwaway one, with --api-key (worker
                and admin scopes) and --database-url (the figures only Postgres knows)
@@ -1267,39 +1267,50 @@ function backendsText(points: readonly PointResult[]): string[] {
   ];
 }
 
-async function runFloor(driver: Driver): Promise<BareQueueResult | undefined> {
+/** The bare queue with and without its NOTIFY, one after the other. */
+async function runFloor(driver: Driver): Promise<BareQueueResult[]> {
   const { system, options } = driver;
-  if (options.bareQueueSeconds <= 0) return undefined;
+  if (options.bareQueueSeconds <= 0) return [];
   if (system.ownDatabaseUrl === undefined) {
     say("Bare queue: not run against --url (it creates a table of its own).");
-    return undefined;
+    return [];
   }
-  say(`The floor: a bare queue, ${options.workers} worker processes straight to Postgres, ${options.closedInFlight} jobs in flight, ${options.bareQueueSeconds} s…`);
-  const result = await runBareQueue({
-    databaseUrl: system.ownDatabaseUrl,
-    workers: options.workers,
-    inFlight: options.closedInFlight,
-    seconds: options.bareQueueSeconds,
-    postgresPid: system.pids.postgres,
-    progress: (line) => progress.update(line),
-  });
-  say(`bare queue: ${fixed(result.jobsPerSecond)} jobs/s`);
-  return result;
+  const results: BareQueueResult[] = [];
+  for (const notify of [true, false]) {
+    const how = notify ? "with" : "without";
+    say(`The floor: a bare queue ${how} NOTIFY, ${options.workers} worker processes straight to Postgres, ${options.closedInFlight} jobs in flight, ${options.bareQueueSeconds} s…`);
+    const result = await runBareQueue({
+      databaseUrl: system.ownDatabaseUrl,
+      workers: options.workers,
+      inFlight: options.closedInFlight,
+      seconds: options.bareQueueSeconds,
+      notify,
+      postgresPid: system.pids.postgres,
+      progress: (line) => progress.update(`${line} (${how} NOTIFY)`),
+    });
+    say(`bare queue ${how} NOTIFY: ${fixed(result.jobsPerSecond)} jobs/s`);
+    results.push(result);
+  }
+  return results;
 }
 
-function bareQueueText(bare: BareQueueResult | undefined, points: readonly PointResult[], options: BenchOptions): string[] {
-  if (bare === undefined) return [];
+function bareQueueText(floor: readonly BareQueueResult[], points: readonly PointResult[], options: BenchOptions): string[] {
+  const [first] = floor;
+  if (first === undefined) return [];
   const closed = points.find((p) => p.mode === "closed");
-  const tasksPerSecond = closed === undefined ? undefined : closed.completedPerSecond * CHAIN_STEPS;
+  const tasksPerSecond = closed === undefined || options.closedInFlight !== first.inFlight ? undefined : closed.completedPerSecond * CHAIN_STEPS;
   return [
     "",
     "## The floor: a bare queue on the same Postgres",
     "",
-    `${bare.workers} worker processes straight to Postgres (no HTTP, no workflow), ${bare.inFlight} jobs in flight, ${bare.seconds} s: each worker leases a job (\`FOR UPDATE SKIP LOCKED\`, its own transaction) and completes it (delete, enqueue the next, NOTIFY: one statement). A ${CHAIN_STEPS}-task run is at least ${CHAIN_STEPS} such jobs.`,
+    `${first.workers} worker processes straight to Postgres (no HTTP, no workflow), ${first.inFlight} jobs in flight, ${first.seconds} s each way: each worker leases a job (\`FOR UPDATE SKIP LOCKED\`, its own transaction) and completes it (delete, enqueue the next, and NOTIFY the parked workers or not: one statement). A ${CHAIN_STEPS}-task run is at least ${CHAIN_STEPS} such jobs.`,
     "",
-    `| jobs/s | as ${CHAIN_STEPS}-task runs/s | CPU ms/job pg / workers | node-flow's closed loop: tasks/s, and its share of the bare queue's jobs/s |`,
-    "| ---: | ---: | --- | --- |",
-    `| ${fixed(bare.jobsPerSecond)} | ${fixed(bare.jobsPerSecond / CHAIN_STEPS)} | ${bare.cpuMsPerJob.postgres === null ? "–" : fixed(bare.cpuMsPerJob.postgres, 2)} / ${fixed(bare.cpuMsPerJob.workers, 2)} | ${tasksPerSecond === undefined || options.closedInFlight !== bare.inFlight ? "–" : `${fixed(tasksPerSecond)} (${fixed((100 * tasksPerSecond) / Math.max(bare.jobsPerSecond, 1e-9), 0)}%)`} |`,
+    `| completion | jobs/s | as ${CHAIN_STEPS}-task runs/s | CPU ms/job pg / workers | node-flow's closed loop: tasks/s, as a share of these jobs/s |`,
+    "| --- | ---: | ---: | --- | --- |",
+    ...floor.map(
+      (bare) =>
+        `| ${bare.notify ? "with NOTIFY" : "without NOTIFY"} | ${fixed(bare.jobsPerSecond)} | ${fixed(bare.jobsPerSecond / CHAIN_STEPS)} | ${bare.cpuMsPerJob.postgres === null ? "–" : fixed(bare.cpuMsPerJob.postgres, 2)} / ${fixed(bare.cpuMsPerJob.workers, 2)} | ${tasksPerSecond === undefined ? "–" : `${fixed(tasksPerSecond)} (${fixed((100 * tasksPerSecond) / Math.max(bare.jobsPerSecond, 1e-9), 0)}%)`} |`,
+    ),
   ];
 }
 
@@ -1382,7 +1393,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     const statements = options.pgStatStatements ? await topStatements(system.db) : [];
     const tables = await tablesReadWhole(system.db);
     // Last: its statements stay out of the figures above.
-    const bareQueue = await runFloor(driver);
+    const floor = await runFloor(driver);
     const loadAfter = os.loadavg().map((l) => l.toFixed(2)).join(" ");
 
     const { rows: version } = await sql<{ server_version: string }>`SHOW server_version`.execute(system.db);
@@ -1400,7 +1411,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
       ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${pointLabel(p.mode, p.target)}: ${p.problems.join("; ")}`] : [])),
       ...backendsText(points),
-      ...bareQueueText(bareQueue, points, options),
+      ...bareQueueText(floor, points, options),
       ...largeText(large),
       ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),
       ...statementsText(statements),
@@ -1411,7 +1422,7 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     ].join("\n");
     const out = path.resolve(options.out);
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, bareQueue, large, tablesReadWhole: tables }, null, 2)}\n`);
+    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, floor, large, tablesReadWhole: tables }, null, 2)}\n`);
     writeFileSync(`${out}.md`, markdown);
     process.stdout.write(markdown);
     say(`Results: ${out}.json and ${out}.md`);
