@@ -8,7 +8,7 @@ import type { TaskExecutionRow } from "../db/schema";
 import { useTestDatabase } from "../db/testing/test-database";
 import { chain, edge, node, simple, workflow } from "../engine/definition/test-fixtures";
 import { FilesystemBlobStore } from "./blob-store";
-import { Notifier, TASKS_CHANNEL, taskAvailableKey } from "./notifier";
+import { Notifier, SYSTEM_TASKS_CHANNEL, SYSTEM_TASKS_WAKE_KEY, TASKS_CHANNEL, taskAvailableKey } from "./notifier";
 import { startInTestWorker } from "./testing/in-test-worker";
 import type { InTestWorker, TaskHandler } from "./testing/in-test-worker";
 import { historyProblems, registerDefinition, startRuns, waitForWorkflowsToEnd } from "./testing/runtime-fixtures";
@@ -150,6 +150,35 @@ describe("the runtime loop (sidecar process + in-test worker)", () => {
       await withWorker(queueName, () => ({ status: "COMPLETED" }), () => waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 20_000 }));
     }
     expect(heard).toEqual([taskAvailableKey(namespaceId, queueName)]);
+  });
+
+  it("wakes the sidecar's system-task loop when the decider schedules an INLINE task, on the system tasks' channel", async () => {
+    // Data, not timing, as above: without this notification the loop finds the task at its 250 ms interval, and
+    // every INLINE, HTTP or JSON_JQ_TRANSFORM step of every run waits for it.
+    const name = await registerDefinition(
+      t.db,
+      namespaceId,
+      workflow([node("INLINE", "calc", { evaluatorType: "javascript", expression: "(function(){ return 1 + 1; })()", input: {} })], [], { name: "runtime_system_wake" }),
+    );
+    const heard: string[] = [];
+    const unsubscribe = notifier.subscribe(SYSTEM_TASKS_CHANNEL, SYSTEM_TASKS_WAKE_KEY, (event) => {
+      if (event.kind === "notification") heard.push(event.payload);
+    });
+    const misrouted: string[] = [];
+    const unsubscribeWorkers = notifier.subscribe(TASKS_CHANNEL, taskAvailableKey(namespaceId, "INLINE"), (event) => {
+      if (event.kind === "notification") misrouted.push(event.payload);
+    });
+    try {
+      const [id = ""] = await startRuns({ db: t.db, blobs }, { namespaceId, name, count: 1 });
+      await waitForWorkflowsToEnd(t.db, [id], { timeoutMs: 20_000 });
+      await waitUntil(() => heard.length > 0, { what: `a ${SYSTEM_TASKS_CHANNEL} notification`, timeoutMs: 5_000 });
+      expect((await tasksOf(id)).map((task) => [task.refName, task.status, task.output])).toEqual([["calc", "COMPLETED", { result: 2 }]]);
+    } finally {
+      unsubscribe();
+      unsubscribeWorkers();
+    }
+    expect(heard).toEqual([SYSTEM_TASKS_WAKE_KEY]);
+    expect(misrouted).toEqual([]);
   });
 
   it.each([

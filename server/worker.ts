@@ -20,7 +20,8 @@ import { startRunners, stopRunners } from "./runners";
 import { countLeaseExpiries, observeEvaluation, recordRunnerPass } from "./metrics";
 import { startMetricsServer } from "./metrics-server";
 import type { MetricsServer } from "./metrics-server";
-import { DECIDE_CHANNEL, DECIDE_WAKE_KEY, Notifier } from "./notifier";
+import { Notifier } from "./notifier";
+import { listenForRunnerWakes } from "./runner-wakes";
 import { createJqTransform } from "./sandbox/jq-transform";
 import type { JqTransform } from "./sandbox/jq-transform";
 import { createQuickJsScriptEvaluator } from "./sandbox/quickjs-script-evaluator";
@@ -156,13 +157,14 @@ async function main(): Promise<void> {
     onEvaluation: observeEvaluation,
     onLeaseExpiries: countLeaseExpiries,
   });
-  const decide = runners.find((runner) => runner.name === "decide");
-  if (decide && config.notifications) {
-    // An evaluation requested anywhere (a completion, a start, a timer) wakes
-    // the loop at once; its interval covers whatever the notifier misses.
-    notifier = new Notifier({ connectionString: config.databaseUrl, applicationName: "node-flow-worker-notifier", logger, channels: [DECIDE_CHANNEL] });
-    notifier.subscribe(DECIDE_CHANNEL, DECIDE_WAKE_KEY, () => decide.wake());
-    void notifier.start();
+  if (config.notifications) {
+    // An evaluation requested anywhere, or a system task queued, wakes its loop at once; the loops' intervals cover
+    // whatever the notifier misses.
+    notifier = listenForRunnerWakes(
+      runners,
+      (channels) => new Notifier({ connectionString: config.databaseUrl, applicationName: "node-flow-worker-notifier", logger, channels }),
+    );
+    void notifier?.start();
   }
   metricsServer = await startSidecarMetrics(config, db, logger);
   logger.info({ runners: runners.map((runner) => runner.name) }, `worker ready roles=${roles.join(",")}`);

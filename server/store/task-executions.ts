@@ -350,7 +350,7 @@ export function insertAndEnqueueTasksStatement(
         ON "e"."workflowId" = "i"."workflowId" AND "e"."refName" = "i"."refName"
        AND "e"."iteration" = "i"."iteration" AND "e"."attempt" = "i"."attempt"
       ON CONFLICT ("queueName", "taskId") DO NOTHING
-      RETURNING "namespaceId", "queueName", "visibleAt"
+      RETURNING "namespaceId", "queueName", "taskType", "visibleAt"
     )
     -- Uncorrelated scalar subqueries, so each runs once, and only when
     -- something was inserted.

@@ -9,6 +9,8 @@ import { tablesScannedInTransaction } from "../../db/testing/scan-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { completeTaskFromWorker } from "./task-executions";
 import {
+  SYSTEM_TASKS_CHANNEL,
+  SYSTEM_TASKS_WAKE_KEY,
   TASKS_CHANNEL,
   acknowledge,
   defer,
@@ -123,6 +125,28 @@ describe("enqueueTask", () => {
       await t.db.transaction().execute((trx) => notifyTaskAvailable(trx, ns, "marker"));
       await waitFor(() => payloads.includes(`${ns}:marker`));
       expect(payloads).toEqual([`${ns}:app-clock`, `${ns}:dup`, `${ns}:marker`]);
+    } finally {
+      await listener.end();
+    }
+  });
+  it("announces a system task on the sidecar's channel, once per transaction, and a worker task on the workers'", async () => {
+    const ns = randomUUID();
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (message) => heard.push(`${message.channel} ${message.payload ?? ""}`));
+    await listener.query(`LISTEN "${TASKS_CHANNEL}"`);
+    await listener.query(`LISTEN "${SYSTEM_TASKS_CHANNEL}"`);
+    try {
+      // Two INLINE rows and a JSON_JQ_TRANSFORM row in one transaction: one wake (the payload is the same).
+      const system = [await scheduleTask(ns, "INLINE"), await scheduleTask(ns, "INLINE"), await scheduleTask(ns, "JSON_JQ_TRANSFORM")];
+      await t.db.transaction().execute(async (trx) => {
+        for (const task of system) await enqueueTask(trx, { ...task, taskType: task.queueName, priority: 0 });
+      });
+      await queueTask(ns, "orders");
+      await t.db.transaction().execute((trx) => notifyTaskAvailable(trx, ns, "marker"));
+      await waitFor(() => heard.includes(`${TASKS_CHANNEL} ${ns}:marker`));
+      expect(heard).toEqual([`${SYSTEM_TASKS_CHANNEL} ${SYSTEM_TASKS_WAKE_KEY}`, `${TASKS_CHANNEL} ${ns}:orders`, `${TASKS_CHANNEL} ${ns}:marker`]);
     } finally {
       await listener.end();
     }

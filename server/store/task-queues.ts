@@ -23,8 +23,23 @@ import { assertCount, assertPositive, at, seconds } from "./sql-helpers";
 /** A Kysely instance or a transaction: the caller owns the transaction boundary. */
 type Executor = Kysely<Database>;
 
-/** The one LISTEN channel for every queue in the cluster; the payload says which queue. */
+/** The one LISTEN channel for every worker queue in the cluster; the payload says which queue. */
 export const TASKS_CHANNEL = "node_flow_tasks";
+
+/** The task types the sidecar runs itself (server/system-tasks/); each is also its queue name (the decider's executorOf). */
+export const SYSTEM_TASK_TYPES = ["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"] as const;
+
+/**
+ * Where a system task's queue row announces itself, payload "wake": the
+ * sidecar's system-task loop listens here, and nothing else does. Without it
+ * that loop found its work only at its 250 ms interval — every INLINE, HTTP or
+ * JSON_JQ_TRANSFORM step waited ~240 ms to start — while the notification went
+ * to the worker channel, where no one waits for a system queue. One payload,
+ * so Postgres folds a transaction's notifications (a fork of a hundred INLINE
+ * tasks) into one.
+ */
+export const SYSTEM_TASKS_CHANNEL = "node_flow_system_tasks";
+export const SYSTEM_TASKS_WAKE_KEY = "wake";
 
 /**
  * The `node_flow_tasks` payload, and the notifier's waiter key for it. A UUID
@@ -35,14 +50,17 @@ export function taskAvailableKey(namespaceId: string, queueName: string): string
   return `${namespaceId}:${queueName}`;
 }
 
-function taskAvailableNotify(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`pg_notify(${TASKS_CHANNEL}, ${namespaceId}::text || ':' || ${queueName})`;
+/** The notification of a queue row, over its "namespaceId", "queueName" and "taskType": the system tasks' channel or the workers'. */
+function taskAvailableNotify(namespaceId: RawBuilder<unknown>, queueName: RawBuilder<unknown>, taskType: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`CASE WHEN ${taskType} = ANY(${[...SYSTEM_TASK_TYPES]}::text[]) THEN pg_notify(${SYSTEM_TASKS_CHANNEL}, ${SYSTEM_TASKS_WAKE_KEY})
+    ELSE pg_notify(${TASKS_CHANNEL}, ${namespaceId}::text || ':' || ${queueName}) END`;
 }
 
 /**
- * For a statement that has just queued a row: the `node_flow_tasks`
- * notification of its queue when the row is due now, over the row's
- * "namespaceId", "queueName" and "visibleAt" columns. A row delayed by a retry
+ * For a statement that has just queued a row: the notification of its queue
+ * (`node_flow_tasks`, or `node_flow_system_tasks` for a system task) when the
+ * row is due now, over the row's "namespaceId", "queueName", "taskType" and
+ * "visibleAt" columns. A row delayed by a retry
  * or start delay wakes nobody: the pollers' periodic re-check picks it up once
  * it is due. "Due now" allows a second: the evaluator stamps "visibleAt" from
  * the application's clock after its transaction began, so a task scheduled for
@@ -52,7 +70,7 @@ function taskAvailableNotify(namespaceId: RawBuilder<unknown>, queueName: RawBui
  * poller finds it visible; in the rare case it does not, it parks again.
  */
 export const notifyIfDue = sql<null>`CASE WHEN "visibleAt" <= now() + interval '1 second'
-  THEN ${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))} END`;
+  THEN ${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"), sql.ref("taskType"))} END`;
 
 /**
  * Tells parked pollers of `queueName` that work may be there. Issued on the
@@ -411,7 +429,7 @@ async function returnToQueue(
     .where("leaseOwner", "=", input.owner)
     .returning(
       visibleNow
-        ? sql<null>`${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"))}`.as("notified")
+        ? sql<null>`${taskAvailableNotify(sql.ref("namespaceId"), sql.ref("queueName"), sql.ref("taskType"))}`.as("notified")
         : sql<null>`NULL`.as("notified"),
     )
     .executeTakeFirst();
@@ -508,7 +526,7 @@ export async function requeueExpiredLeases(
       AND "q"."id" = "e"."id"
     RETURNING "q"."namespaceId", "q"."queueName", "q"."taskId", "q"."workflowId",
       OLD."leaseOwner" AS "previousOwner", OLD."leaseExpiresAt" AS "leaseExpiredAt",
-      ${taskAvailableNotify(sql`"q"."namespaceId"`, sql`"q"."queueName"`)} AS "notified"`.execute(db);
+      ${taskAvailableNotify(sql`"q"."namespaceId"`, sql`"q"."queueName"`, sql`"q"."taskType"`)} AS "notified"`.execute(db);
   const tasks = rows.map(({ namespaceId, queueName, taskId, workflowId, previousOwner, leaseExpiredAt }) => ({
     namespaceId,
     queueName,

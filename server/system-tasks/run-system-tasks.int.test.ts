@@ -15,10 +15,10 @@ import type { JqTransform } from "../sandbox/jq-transform";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { leaseSystemTasks } from "../store/system-task-queues";
-import { enqueueTask } from "../store/task-queues";
+import { SYSTEM_TASK_TYPES, enqueueTask } from "../store/task-queues";
 import { insertTasks } from "../store/task-executions";
 import { insertWorkflowExecution } from "../store/workflow-executions";
-import { SYSTEM_TASK_TYPES, executeSystemTask, runSystemTaskBatch } from "./run-system-tasks";
+import { executeSystemTask, runSystemTaskBatch } from "./run-system-tasks";
 import type { SystemTaskRunnerDeps } from "./run-system-tasks";
 
 const t = useTestDatabase();

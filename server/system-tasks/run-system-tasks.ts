@@ -7,6 +7,7 @@ import { resolvePayload } from "../payload-offload";
 import { reportTaskResult } from "../report-task-result";
 import type { JqTransform } from "../sandbox/jq-transform";
 import { leaseSystemTasks } from "../store/system-task-queues";
+import { SYSTEM_TASK_TYPES } from "../store/task-queues";
 import { runEventTask } from "./event-task";
 import { HTTP_TASK_DEFAULTS, runHttpTask } from "./http-task";
 import type { HttpTaskOptions } from "./http-task";
@@ -27,9 +28,6 @@ import type { SystemTaskOutcome } from "./system-task-outcome";
  * therefore be repeated; an EVENT's outbox row cannot be duplicated by it, as
  * it commits only with the completion, and a second completion is refused.
  */
-
-/** The task types this runner executes; each is also its queue name (the decider's executorOf / emitSchedule). */
-export const SYSTEM_TASK_TYPES = ["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"] as const;
 
 export interface SystemTaskRunnerDeps {
   db: Db;
