@@ -1,4 +1,5 @@
 import pg from "pg";
+import { OUTBOX_CHANNEL } from "./store/outbox-events";
 import { SYSTEM_TASKS_CHANNEL, TASKS_CHANNEL } from "./store/task-queues";
 
 /**
@@ -25,6 +26,7 @@ import { SYSTEM_TASKS_CHANNEL, TASKS_CHANNEL } from "./store/task-queues";
  * it when idle) and silently stop the notifications.
  */
 
+export { OUTBOX_CHANNEL, OUTBOX_WAKE_KEY } from "./store/outbox-events";
 export { SYSTEM_TASKS_CHANNEL, SYSTEM_TASKS_WAKE_KEY, TASKS_CHANNEL, notifyTaskAvailable, taskAvailableKey } from "./store/task-queues";
 
 /**
@@ -50,12 +52,13 @@ export const CREDENTIALS_CHANNEL = "node_flow_credentials";
 export type NotifierChannel =
   | typeof TASKS_CHANNEL
   | typeof SYSTEM_TASKS_CHANNEL
+  | typeof OUTBOX_CHANNEL
   | typeof WORKFLOW_EVENTS_CHANNEL
   | typeof DECIDE_CHANNEL
   | typeof INBOX_CHANNEL
   | typeof CREDENTIALS_CHANNEL;
 
-const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, SYSTEM_TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL, INBOX_CHANNEL, CREDENTIALS_CHANNEL];
+const ALL_CHANNELS: readonly NotifierChannel[] = [TASKS_CHANNEL, SYSTEM_TASKS_CHANNEL, OUTBOX_CHANNEL, WORKFLOW_EVENTS_CHANNEL, DECIDE_CHANNEL, INBOX_CHANNEL, CREDENTIALS_CHANNEL];
 
 /**
  * The waiter key a payload is routed by: the whole "namespaceId:queueName" for
@@ -102,7 +105,7 @@ export interface NotifierOptions {
    * The channels to LISTEN on; all by default. Every notification on a channel
    * reaches every listening session, so a process listens only to what it
    * waits for: the web process has no use for decide wake-ups, the sidecar none
-   * for a worker queue's tasks (its own, the system tasks', have a channel of their own).
+   * for a worker queue's tasks (its own, the system tasks' and the outbox's, have channels of their own).
    */
   channels?: readonly NotifierChannel[];
 }

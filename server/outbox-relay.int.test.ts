@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../db/testing/test-database";
 import { outboxRetryDelaySeconds, relayOutboxBatch } from "./outbox-relay";
 import type { OutboxRelayDeps } from "./outbox-relay";
 import {
+  OUTBOX_CHANNEL,
+  OUTBOX_WAKE_KEY,
   claimOutboxEvents,
   insertOutboxEvent,
   listDeadLetteredEvents,
@@ -165,5 +168,38 @@ describe("outbox claims", () => {
     expect(await prunePublishedOutboxEvents(t.db, { before: at(1), limit: 100 })).toBe(1);
     expect(await t.db.selectFrom("OutboxEvents").select("id").where("id", "=", published.id).execute()).toEqual([]);
     expect(await outboxBacklog(t.db)).toMatchObject({ pending: 1 });
+  });
+
+  it("wakes the relay when an event commits, once per transaction, and not for a rollback", async () => {
+    const listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (message) => heard.push(`${message.channel} ${message.payload ?? ""}`));
+    await listener.query(`LISTEN "${OUTBOX_CHANNEL}"`);
+    await listener.query('LISTEN "marker"');
+    try {
+      await t.db
+        .transaction()
+        .execute(async (trx) => {
+          await insertOutboxEvent(trx, { namespaceId, topic: webhook, payload: { n: 0 } });
+          throw new Error("roll back");
+        })
+        .catch(() => undefined);
+      const written = await t.db.transaction().execute(async (trx) => [
+        await insertOutboxEvent(trx, { namespaceId, topic: webhook, payload: { n: 1 } }),
+        await insertOutboxEvent(trx, { namespaceId, topic: webhook, payload: { n: 2 } }),
+      ]);
+      // The row comes back as it is stored: the notification is not one of its fields.
+      expect(Object.keys(written[0]!).sort()).toEqual(Object.keys(await event(written[0]!.id)).sort());
+      // Notifications arrive in commit order: once the marker is here, anything sent before it is too.
+      await listener.query("NOTIFY marker");
+      await new Promise<void>((resolve) => {
+        const check = () => (heard.includes("marker ") ? resolve() : setTimeout(check, 10));
+        check();
+      });
+      expect(heard).toEqual([`${OUTBOX_CHANNEL} ${OUTBOX_WAKE_KEY}`, "marker "]);
+    } finally {
+      await listener.end();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { BackgroundRunner } from "./background-runner";
-import { DECIDE_CHANNEL, DECIDE_WAKE_KEY, SYSTEM_TASKS_CHANNEL, SYSTEM_TASKS_WAKE_KEY } from "./notifier";
+import { DECIDE_CHANNEL, DECIDE_WAKE_KEY, OUTBOX_CHANNEL, OUTBOX_WAKE_KEY, SYSTEM_TASKS_CHANNEL, SYSTEM_TASKS_WAKE_KEY } from "./notifier";
 import type { Notifier, NotifierChannel } from "./notifier";
 
 /**
@@ -11,6 +11,8 @@ const WAKES: readonly { runner: string; channel: NotifierChannel; key: string }[
   { runner: "decide", channel: DECIDE_CHANNEL, key: DECIDE_WAKE_KEY },
   // A system task (INLINE, HTTP, JSON_JQ_TRANSFORM, EVENT) queued and due: store/task-queues.ts.
   { runner: "system-tasks", channel: SYSTEM_TASKS_CHANNEL, key: SYSTEM_TASKS_WAKE_KEY },
+  // An event written to the outbox (an EVENT task's): store/outbox-events.ts.
+  { runner: "outbox", channel: OUTBOX_CHANNEL, key: OUTBOX_WAKE_KEY },
 ];
 
 /**

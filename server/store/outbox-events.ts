@@ -24,6 +24,14 @@ import { assertCount, at } from "./sql-helpers";
 /** A Kysely instance or a transaction: the caller owns the transaction boundary. */
 type Executor = Kysely<Database>;
 
+/**
+ * Raised by every event written, payload "wake", at its transaction's commit:
+ * the sidecar's relay loop wakes on it and delivers at once, rather than at its
+ * next pass (1 s). One payload, folded by Postgres within a transaction.
+ */
+export const OUTBOX_CHANNEL = "node_flow_outbox";
+export const OUTBOX_WAKE_KEY = "wake";
+
 export interface InsertOutboxEventInput {
   namespaceId: string;
   /** Where it goes: "webhook:<url>" or "conductor:<workflow>:<queue>" (see event-task.ts). */
@@ -33,9 +41,12 @@ export interface InsertOutboxEventInput {
   now?: Date;
 }
 
-/** Writes one event, deliverable at once. Call it in the transaction whose change it announces. */
+/**
+ * Writes one event, deliverable at once, and wakes the relay when it commits.
+ * Call it in the transaction whose change it announces.
+ */
 export async function insertOutboxEvent(db: Executor, input: InsertOutboxEventInput): Promise<OutboxEventRow> {
-  return db
+  const { notified: _notified, ...row } = await db
     .insertInto("OutboxEvents")
     .values({
       namespaceId: input.namespaceId,
@@ -46,7 +57,9 @@ export async function insertOutboxEvent(db: Executor, input: InsertOutboxEventIn
       nextAttemptAt: at(input.now),
     })
     .returningAll()
+    .returning(sql<null>`pg_notify(${OUTBOX_CHANNEL}, ${OUTBOX_WAKE_KEY})`.as("notified"))
     .executeTakeFirstOrThrow();
+  return row;
 }
 
 export interface ClaimOutboxEventsInput {
