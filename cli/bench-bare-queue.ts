@@ -13,14 +13,12 @@
  * Only on the bench's own throwaway Postgres: it creates a table, and a server
  * given with --url is someone's database.
  */
-import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import path from "node:path";
 import pg from "pg";
 import { BARE_QUEUE_TABLE, CREATE_BARE_QUEUE, SEED_BARE_QUEUE } from "./bench-bare-queue-sql";
 import type { BareQueueWorkerMessage, BareQueueWorkerRequest } from "./bench-bare-queue-sql";
+import { ask, forkReady, stopAll } from "./bench-children";
 import { readProcs, treeCpuSeconds } from "./process-cpu";
-import { PROJECT_ROOT } from "./start";
 
 export interface BareQueueOptions {
   databaseUrl: string;
@@ -58,43 +56,24 @@ export async function runBareQueue(options: BareQueueOptions): Promise<BareQueue
     await admin.query(CREATE_BARE_QUEUE);
     await admin.query(SEED_BARE_QUEUE, [options.inFlight]);
 
-    const counts = new Map<ChildProcess, (completed: number) => void>();
+    const forked = Array.from({ length: options.workers }, (_, i) =>
+      forkReady("bench-bare-queue-worker.ts", {
+        name: `bare-queue worker ${i}`,
+        env: { ...process.env, NF_BARE_QUEUE_URL: options.databaseUrl, NF_BARE_QUEUE_NOTIFY: options.notify ? "1" : "0" },
+      }),
+    );
+    children.push(...forked.map(({ child }) => child));
+    await Promise.all(forked.map(({ ready }) => ready));
     // A worker that died answers no more: its last count stands (and the figure is short, not hung).
     const lastCounts = new Map<ChildProcess, number>();
-    const ready: Promise<void>[] = [];
-    for (let i = 0; i < options.workers; i++) {
-      const child = fork(path.join(PROJECT_ROOT, "cli", "bench-bare-queue-worker.ts"), [], {
-        execArgv: ["--import", "tsx"],
-        cwd: PROJECT_ROOT,
-        stdio: ["ignore", "inherit", "inherit", "ipc"],
-        env: { ...process.env, NF_BARE_QUEUE_URL: options.databaseUrl, NF_BARE_QUEUE_NOTIFY: options.notify ? "1" : "0" },
-      });
-      children.push(child);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          child.on("message", (raw) => {
-            const message = raw as BareQueueWorkerMessage;
-            if (message.type === "ready") resolve();
-            else {
-              lastCounts.set(child, message.completed);
-              counts.get(child)?.(message.completed);
-            }
-          });
-          child.once("exit", (code) => reject(new Error(`a bare-queue worker exited (code ${code}) before it was ready`)));
-        }),
-      );
-    }
-    await Promise.all(ready);
     const total = () =>
       Promise.all(
-        children.map(
-          (child) =>
-            new Promise<number>((resolve) => {
-              if (child.exitCode !== null || child.signalCode !== null) return resolve(lastCounts.get(child) ?? 0);
-              counts.set(child, resolve);
-              child.send({ type: "count" } satisfies BareQueueWorkerRequest);
-            }),
-        ),
+        children.map(async (child) => {
+          if (child.exitCode !== null || child.signalCode !== null) return lastCounts.get(child) ?? 0;
+          const { completed } = await ask<BareQueueWorkerMessage, "count">(child, { type: "count" } satisfies BareQueueWorkerRequest, "count");
+          lastCounts.set(child, completed);
+          return completed;
+        }),
       ).then((all) => all.reduce((sum, n) => sum + n, 0));
     const cpu = () => {
       const procs = readProcs();
@@ -133,20 +112,7 @@ export async function runBareQueue(options: BareQueueOptions): Promise<BareQueue
       },
     };
   } finally {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const forced = setTimeout(() => child.kill("SIGKILL"), 5_000);
-            child.once("exit", () => {
-              clearTimeout(forced);
-              resolve();
-            });
-            child.send({ type: "stop" } satisfies BareQueueWorkerRequest);
-          }),
-      ),
-    );
+    await stopAll(children, 5_000);
     await admin.query(`DROP TABLE IF EXISTS "${BARE_QUEUE_TABLE}"`).catch(() => undefined);
     await admin.end();
   }

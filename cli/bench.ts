@@ -43,7 +43,6 @@
  * Everything shares this machine's cores, and the figures move with whatever
  * else runs on it: compare runs made back to back, not across days.
  */
-import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -60,6 +59,7 @@ import type { NodeFlowClient } from "../sdk";
 import { createApiKey } from "../server/auth/api-keys";
 import { insertNamespace } from "../server/store/namespaces";
 import { runBareQueue } from "./bench-bare-queue";
+import { ask, forkReady, stopAll } from "./bench-children";
 import type { BareQueueResult } from "./bench-bare-queue";
 import type { BenchWorkerMessage, BenchWorkerRequest } from "./bench-worker-process";
 import { embeddedPaths, prepareEmbeddedState, startEmbeddedProcess } from "./embedded-database";
@@ -441,15 +441,11 @@ interface WorkerPool {
 }
 
 async function startWorkers(system: System, options: BenchOptions, queue: string): Promise<WorkerPool> {
-  const children: ChildProcess[] = [];
-  const completed = new Map<ChildProcess, number>();
-  const ready: Promise<void>[] = [];
-  for (let i = 0; i < options.workers; i++) {
-    const child = fork(path.join(PROJECT_ROOT, "cli", "bench-worker-process.ts"), [], {
+  const forked = Array.from({ length: options.workers }, (_, i) =>
+    forkReady("bench-worker-process.ts", {
+      name: `worker ${i}`,
       // One worker profiled is every worker profiled: they run the same loop.
-      execArgv: [...(options.cpuProfileDir && i === 0 ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : []), "--import", "tsx"],
-      cwd: PROJECT_ROOT,
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      execArgv: options.cpuProfileDir && i === 0 ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [],
       env: {
         ...process.env,
         NF_BENCH_URL: system.baseUrl,
@@ -459,63 +455,30 @@ async function startWorkers(system: System, options: BenchOptions, queue: string
         NF_BENCH_WORKER_ID: `bench-worker-${i}`,
         NF_BENCH_SLOTS: String(options.slots),
       },
-    });
-    children.push(child);
-    completed.set(child, 0);
+    }),
+  );
+  const children = forked.map(({ child }) => child);
+  const completed = new Map<ChildProcess, number>(children.map((child) => [child, 0]));
+  children.forEach((child, i) =>
     child.on("message", (raw) => {
       const message = raw as BenchWorkerMessage;
       if (message.type === "progress") completed.set(child, message.completed);
       else if (message.type === "warning") say(`worker ${i}: ${message.message}`);
-    });
-    ready.push(
-      new Promise<void>((resolve, reject) => {
-        const onMessage = (raw: unknown) => {
-          if ((raw as BenchWorkerMessage).type === "ready") {
-            child.off("message", onMessage);
-            resolve();
-          }
-        };
-        child.on("message", onMessage);
-        child.once("exit", (code) => reject(new Error(`worker ${i} exited (code ${code}) before it was ready`)));
-      }),
-    );
-  }
-  await Promise.all(ready);
-  const ask = <T extends BenchWorkerMessage["type"]>(child: ChildProcess, request: BenchWorkerRequest, answer: T) =>
-    new Promise<Extract<BenchWorkerMessage, { type: T }>>((resolve) => {
-      const onMessage = (raw: unknown) => {
-        const message = raw as BenchWorkerMessage;
-        if (message.type === answer) {
-          child.off("message", onMessage);
-          resolve(message as Extract<BenchWorkerMessage, { type: T }>);
-        }
-      };
-      child.on("message", onMessage);
-      child.send(request);
-    });
+    }),
+  );
+  await Promise.all(forked.map(({ ready }) => ready));
   return {
     pids: children.map((child) => child.pid ?? 0),
     completed: () => [...completed.values()].reduce((a, b) => a + b, 0),
     flush: async () => {
-      const answers = await Promise.all(children.map((child) => ask(child, { type: "flush" }, "flushed")));
+      const answers = await Promise.all(children.map((child) => ask<BenchWorkerMessage, "flushed">(child, { type: "flush" } satisfies BenchWorkerRequest, "flushed")));
       return {
         taskIds: answers.flatMap((a) => a.taskIds),
         refused: answers.reduce((sum, a) => sum + a.refused, 0),
         errors: answers.reduce((sum, a) => sum + a.errors, 0),
       };
     },
-    stop: async () => {
-      await Promise.all(
-        children.map(async (child) => {
-          if (child.exitCode !== null) return;
-          const exited = new Promise((resolve) => child.once("exit", resolve));
-          child.send({ type: "stop" } satisfies BenchWorkerRequest);
-          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-          await exited;
-          clearTimeout(timer);
-        }),
-      );
-    },
+    stop: () => stopAll(children, 10_000),
   };
 }
 

@@ -307,7 +307,7 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
   const rows = tails.flatMap((tail) => tail.pending.rows);
   const unanswered = rows.length > 0 && !tails.some((tail) => tail.pending.batch.some(({ command }) => opensInboxEntry(command)));
   const byWorkflow = new Map<string, TaskWithoutPayloads[]>();
-  for (const row of unanswered || rows.length === 0 ? [] : await insertAndEnqueueTasks(trx, rows)) {
+  for (const row of unanswered ? [] : await insertAndEnqueueTasks(trx, rows)) {
     const rowsOfWorkflow = byWorkflow.get(row.workflowId);
     if (rowsOfWorkflow) rowsOfWorkflow.push(row);
     else byWorkflow.set(row.workflowId, [row]);
