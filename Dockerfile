@@ -1,4 +1,4 @@
-# One image for every node-flow process: web (server/web-server.ts), worker (the sidecar)
+# One image for every node-flow process: web (server/web/main.ts), worker (the sidecar)
 # and the one-shot migrate job. docker-compose.yml picks the command.
 
 FROM node:20-bookworm-slim AS build
@@ -26,5 +26,5 @@ USER node
 EXPOSE 3000
 # Exec form so SIGTERM reaches node directly; compose adds an init (init: true)
 # to reap child processes and forward signals. The web process: Next for the
-# console, the worker APIs straight on node:http (server/web-server.ts says why).
-CMD ["node", "--import", "tsx", "server/web-server.ts"]
+# console, the worker APIs straight on node:http (server/web/main.ts says why).
+CMD ["node", "--import", "tsx", "server/web/main.ts"]

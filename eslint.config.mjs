@@ -10,7 +10,9 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  * users' machines, so it must never carry a database driver (nor may the
  * `examples/` built on it). `cli` is an
  * operator tool that runs next to the database by design (`nf migrate`,
- * `nf bootstrap`), so it may import anything — a decision, not a waiver.
+ * `nf bootstrap`), so it may import anything but the benchmarks — a decision,
+ * not a waiver. `bench/` measures the product from outside and may import
+ * anything; nothing of the product imports it.
  */
 const layer = (names) => names.flatMap((n) => [`@/${n}`, `@/${n}/**`, `**/${n}/**`, `../${n}`, `../../${n}`]);
 const nodeIo = ["node:*", "fs", "fs/*", "path", "child_process", "net", "http", "https", "os", "crypto", "worker_threads", "stream"];
@@ -55,7 +57,7 @@ export default tseslint.config(
             restrict(nodeIo, "engine/ is pure: no Node I/O. Pass what you need in through the state."),
             restrict(dbDrivers, "engine/ is pure: no database. The evaluator in server/ does the I/O."),
             restrict(frameworks, "engine/ is pure: no framework code."),
-            restrict(layer(["db", "server", "app", "components", "sdk", "cli"]), "engine/ is the bottom layer: it imports nothing of ours above it."),
+            restrict(layer(["db", "server", "app", "components", "sdk", "cli", "bench"]), "engine/ is the bottom layer: it imports nothing of ours above it."),
           ],
         },
       ],
@@ -80,7 +82,7 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [restrict(layer(["server", "app", "components", "sdk", "cli"]), "db/ sits under server/: it may import engine/ only."), restrict(frameworks.filter((f) => f !== "pino"), "db/ has no framework code.")] },
+        { patterns: [restrict(layer(["server", "app", "components", "sdk", "cli", "bench"]), "db/ sits under server/: it may import engine/ only."), restrict(frameworks.filter((f) => f !== "pino"), "db/ has no framework code.")] },
       ],
     },
   },
@@ -89,7 +91,16 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [restrict(layer(["app", "components", "cli"]), "server/ sits under app/: route handlers call server/, never the reverse.")] },
+        { patterns: [restrict(layer(["app", "components", "cli", "bench"]), "server/ sits under app/: route handlers call server/, never the reverse.")] },
+      ],
+    },
+  },
+  {
+    files: ["cli/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [restrict(layer(["bench"]), "cli/ holds the nf commands; benchmarks live apart in bench/ and nothing of the product imports them.")] },
       ],
     },
   },

@@ -41,9 +41,9 @@ describe("layer boundaries", () => {
   });
 
   it("lets components/ import server types but not server code", async () => {
-    const typeOnly = await restrictedMessages("components/probe.tsx", 'import type { Config } from "@/server/config";\nexport type P = Config;');
+    const typeOnly = await restrictedMessages("components/probe.tsx", 'import type { Config } from "@/server/lib/config";\nexport type P = Config;');
     expect(typeOnly).toEqual([]);
-    const runtime = await restrictedMessages("components/probe.tsx", 'import { loadConfig } from "@/server/config";\nexport const p = loadConfig;');
+    const runtime = await restrictedMessages("components/probe.tsx", 'import { loadConfig } from "@/server/lib/config";\nexport const p = loadConfig;');
     expect(runtime).toHaveLength(1);
   });
 

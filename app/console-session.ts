@@ -9,7 +9,7 @@ import type { TrpcContext } from "@/server/trpc/init";
 import type { NamespaceOutput } from "@/server/trpc/routers/namespaces";
 import type { SignedInUser } from "@/server/trpc/routers/auth";
 import { appRouter, createCaller } from "@/server/trpc/routers/_app";
-import { getWebContext } from "@/server/web-context";
+import { getWebContext } from "@/server/web/web-context";
 import { getServerQueryClient } from "./trpc-server";
 
 /** The page the visitor asked for, as proxy.ts recorded it. */

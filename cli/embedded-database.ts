@@ -224,7 +224,7 @@ export async function startEmbeddedProcess(
   paths: EmbeddedPaths,
   state: EmbeddedState,
   onLog: (line: string) => void,
-  /** Extra server settings (`nf bench --pg-stat-statements` preloads the extension). */
+  /** Extra server settings (`npm run bench -- --pg-stat-statements` preloads the extension). */
   settings?: Record<string, string>,
 ): Promise<EmbeddedPostgresHandle> {
   assertReachableByPostgresUser(paths);

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
       persistent: true,
       port,
       password,
-      // `nf bench --pg-stat-statements` loads the extension (settings need a server start).
+      // `npm run bench -- --pg-stat-statements` loads the extension (settings need a server start).
       settings: process.env.NF_EMBEDDED_POSTGRES_SETTINGS ? (JSON.parse(process.env.NF_EMBEDDED_POSTGRES_SETTINGS) as Record<string, string>) : undefined,
       onLog: (line) => console.log(line),
     });

@@ -30,15 +30,6 @@ Usage:
                                 to the queue (--abandon: leaves them to their
                                 lease); a second Ctrl-C gives them back at once.
                                 Example: nf worker examples/hello-worker.ts
-  nf bench [--rates 25,50,100,200,400] [--duration S] [--closed S] [--workers N]
-           [--slots N] [--large TASKS] [--web next|node] [--out PATH]
-           [--url URL --api-key KEY --database-url URL]
-                                Benchmark: a throwaway embedded Postgres, the web
-                                process and the sidecar (or a running server with
-                                --url), N SDK worker processes over HTTP, a 3-task
-                                chain at each open-loop rate, then a closed loop and
-                                a 30,000-task workflow. Prints a markdown table;
-                                writes PATH.json and PATH.md. See docs/performance.md.
   nf help                       Show this text.
 
 Environment:
@@ -58,9 +49,7 @@ Environment:
                       The owner nf bootstrap creates (flags win). Prefer the
                       variable to --password, which shows in ps and shell history.
 
-npm scripts: npm start = nf start, npm run dev = nf start --dev, npm run migrate = nf migrate,
-npm run bench = nf bench.
-Benchmarks: npm run bench:engine (decide() cost by workflow size), npm run
-bench:worker (the worker protocol), npm run bench:canvas (the editor at 1,000
-nodes in Chromium: frame times while panning, zooming and dragging).
+npm scripts: npm start = nf start, npm run dev = nf start --dev, npm run migrate = nf migrate.
+Benchmarks live apart from nf, in bench/ (npm run bench, bench:engine, bench:worker,
+bench:canvas, bench:live); bench/README.md says what each measures.
 `;

@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<number | "running"> {
       return runWorker(rest, process.env);
     }
     case "bench": {
-      const { runBench } = await import("./bench");
+      const { runBench } = await import("../bench/system-bench");
       return runBench(rest, process.env);
     }
     case "help":

@@ -2,8 +2,8 @@ import { assertDatabaseCapabilities, DatabaseCapabilityError } from "../db/capab
 import { MigrationError } from "../db/migrator";
 import { createDb } from "../db/pool";
 import type { Db } from "../db/pool";
-import { ConfigError, loadConfig } from "../server/config";
-import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/database-connection";
+import { ConfigError, loadConfig } from "../server/lib/config";
+import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/lib/database-connection";
 import { displayPath, embeddedPaths, EmbeddedDatabaseError, prepareEmbeddedState, startEmbeddedInProcess } from "./embedded-database";
 import type { EmbeddedPostgresHandle } from "./embedded-database";
 

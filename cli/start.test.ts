@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../server/config";
+import { ConfigError } from "../server/lib/config";
 import { UsageError } from "./help";
 import { localAddress, parseStartArgs, planStart } from "./start";
 

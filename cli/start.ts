@@ -5,10 +5,10 @@ import { parseArgs } from "node:util";
 import { assertDatabaseCapabilities, DatabaseCapabilityError } from "../db/capabilities";
 import { migrate, MigrationError } from "../db/migrator";
 import { createDb } from "../db/pool";
-import { ConfigError, loadConfig } from "../server/config";
-import type { Config, Role } from "../server/config";
-import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/database-connection";
-import { resolveWorkerRoles } from "../server/worker-roles";
+import { ConfigError, loadConfig } from "../server/lib/config";
+import type { Config, Role } from "../server/lib/config";
+import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/lib/database-connection";
+import { resolveWorkerRoles } from "../server/sidecar/worker-roles";
 import {
   clusterExists,
   displayPath,
@@ -130,7 +130,7 @@ function prefixed(prefix: string): (line: string) => void {
 
 const CHILD_STOP_TIMEOUT_MS = 15_000;
 const READY_TIMEOUT_MS = { production: 90_000, dev: 240_000 };
-// The worker logs this once its loops run (server/worker.ts); matched as text
+// The worker logs this once its loops run (server/sidecar/main.ts); matched as text
 // because its output may be pretty or JSON.
 const WORKER_READY_MARKER = "worker ready";
 
@@ -364,15 +364,15 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   const web = session.spawn({
     name: "web",
     command: process.execPath,
-    // Production: server/web-server.ts (Next for the console, the worker APIs on node:http; it says why).
+    // Production: server/web/main.ts (Next for the console, the worker APIs on node:http; it says why).
     // Development: next dev, whose App Router routes serve the worker APIs too.
     args: args.dev
       ? ["node_modules/next/dist/bin/next", "dev", "-p", String(config.port), "-H", config.host]
-      : ["--import", "tsx", "server/web-server.ts"],
+      : ["--import", "tsx", "server/web/main.ts"],
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: "api", PORT: String(config.port), HOST: config.host },
     onLine: prefixed("[web]"),
-    // Our own entry point stops with this process (server/supervisor-watch.ts); next dev would not listen.
+    // Our own entry point stops with this process (server/lib/supervisor-watch.ts); next dev would not listen.
     ipc: !args.dev,
   });
   let markWorkerReady: () => void = () => {};
@@ -382,8 +382,8 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
     name: "worker",
     command: process.execPath,
     args: args.dev
-      ? ["node_modules/tsx/dist/cli.mjs", "watch", "--clear-screen=false", "server/worker.ts"]
-      : ["--import", "tsx", "server/worker.ts"],
+      ? ["node_modules/tsx/dist/cli.mjs", "watch", "--clear-screen=false", "server/sidecar/main.ts"]
+      : ["--import", "tsx", "server/sidecar/main.ts"],
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: workerRoles.join(",") },
     ipc: !args.dev,

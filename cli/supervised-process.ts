@@ -43,7 +43,7 @@ export interface SpawnSupervisedOptions {
   /**
    * Open an IPC channel to the child, which closes when this process ends
    * however it ends: the web process and the sidecar stop when it does
-   * (server/supervisor-watch.ts), rather than live on in their own process
+   * (server/lib/supervisor-watch.ts), rather than live on in their own process
    * group. Never sent on.
    */
   ipc?: boolean;

@@ -46,7 +46,7 @@ describe("newestBuildInput / isBuildNeeded on a real tree", () => {
 
   it("ignores tests, migrations, notes, dot-directories and files outside the inputs", () => {
     at("app/page.tsx", 1000);
-    at("server/worker.int.test.ts", 9000);
+    at("server/sidecar/main.int.test.ts", 9000);
     at("cli/start.ts", 9000);
     at("db/migrations/0001_x.sql", 9000);
     at("engine/README.md", 9000);

@@ -15,11 +15,11 @@ import { useTestDatabase } from "../db/testing/test-database";
 import { createNodeFlowClient } from "../sdk";
 import type { JsonObject, NodeFlowClient, Run } from "../sdk";
 import { createApiKey } from "../server/auth/api-keys";
-import { serveFetchHandler } from "../server/http/testing/serve-fetch-handler";
+import { serveFetchHandler } from "../server/web/testing/serve-fetch-handler";
 import { startSidecar } from "../server/testing/sidecar-process";
 import type { SidecarProcess } from "../server/testing/sidecar-process";
 import { waitUntil } from "../server/testing/wait-until";
-import { getWebContext } from "../server/web-context";
+import { getWebContext } from "../server/web/web-context";
 
 /**
  * `nf worker` as a user runs it: a real `node --import tsx cli/nf.ts worker

@@ -38,7 +38,7 @@ const MAX_SOCKET_PATH = 107;
  * kernel's network stack is a large share of each one. Measured here, 4
  * clients × 5,000 one-row prepared SELECTs, medians of two rounds: Node's CPU
  * 49–69 µs per query over TCP, 43 over the socket; Postgres's 39–44 against
- * 30–33. In a `--cpu-prof` of `nf bench`, `writev` (the socket writes) was
+ * 30–33. In a `--cpu-prof` of the system bench, `writev` (the socket writes) was
  * 24–27% of the web and sidecar processes' busy time.
  */
 export function embeddedSocketDir(dataDir: string, port: number): string | null {

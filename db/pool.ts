@@ -54,7 +54,7 @@ const names = new Map<string, string>();
  *
  * Why prepare at all: unnamed statements are re-planned on every execution,
  * and planning dominates on the engine's partitioned tables. Measured with
- * `nf bench --pg-stat-statements` (embedded Postgres 18, 2 shared cores, 25
+ * `npm run bench -- --pg-stat-statements` (embedded Postgres 18, 2 shared cores, 25
  * runs/s of a 3-task chain): planning took 4.3 s against 0.5 s of execution
  * for lockWorkflow's SELECT … FOR UPDATE (every monthly partition of
  * WorkflowExecutions is planned), 2.3 s against 0.1 s for loadFrontier (16

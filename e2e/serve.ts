@@ -1,6 +1,6 @@
 /**
  * Boots the real app for Playwright: an embedded Postgres 18 in a throwaway
- * data directory, migrated, then the production web process (server/web-server.ts) and the
+ * data directory, migrated, then the production web process (server/web/main.ts) and the
  * worker sidecar against it. Playwright's webServer runs this and sends SIGTERM when the run ends.
  *
  *   npx tsx e2e/serve.ts            # builds first (what `npx playwright test` does)
@@ -133,13 +133,13 @@ async function main(): Promise<void> {
       HOST: "127.0.0.1",
     };
     // The production web process, as `nf start` runs it.
-    server = spawn(process.execPath, ["--import", "tsx", "server/web-server.ts"], {
+    server = spawn(process.execPath, ["--import", "tsx", "server/web/main.ts"], {
       detached: true,
       stdio: ["ignore", "inherit", "inherit"],
       env: { ...env, NODE_FLOW_ROLES: "api" },
     });
     // The sidecar runs the decider and the pollers, so runs started in the UI move on as they would in production.
-    sidecar = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], {
+    sidecar = spawn(process.execPath, ["--import", "tsx", "server/sidecar/main.ts"], {
       detached: true,
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...env, NODE_FLOW_ROLES: "decider,poller", LOG_LEVEL: "warn" },

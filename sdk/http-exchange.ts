@@ -83,7 +83,7 @@ export function fetchExchange(doFetch: typeof fetch): Exchange {
  * hint only when it has a `timeout` of its own (Agent#keepSocketAlive takes
  * the smaller of the two, and 0 means none). Without one it kept every idle
  * socket until the server closed it (5 s on a Node server), and a request
- * written as that close was under way failed with ECONNRESET: `nf bench`'s
+ * written as that close was under way failed with ECONNRESET: the system bench's
  * driver lost starts to it under load, and a start without an idempotency
  * key is not retried. IDLE_SOCKET_MS bounds idle sockets where no hint comes.
  */

@@ -13,8 +13,8 @@ import { historyProblems, waitForWorkflowsToEnd } from "../server/testing/runtim
 import { startSidecar } from "../server/testing/sidecar-process";
 import type { SidecarProcess } from "../server/testing/sidecar-process";
 import { waitUntil } from "../server/testing/wait-until";
-import { serveFetchHandler } from "../server/http/testing/serve-fetch-handler";
-import { getWebContext } from "../server/web-context";
+import { serveFetchHandler } from "../server/web/testing/serve-fetch-handler";
+import { getWebContext } from "../server/web/web-context";
 import { NodeFlowApiError } from "./api-error";
 import type { JsonObject, Run } from "./api-types";
 import { createNodeFlowClient } from "./http-client";

@@ -231,7 +231,7 @@ export interface NodeFlowWorker {
   stop(options?: StopOptions): Promise<StopResult>;
 }
 
-/** The server's limits (server/rest/routes/worker-tasks.ts, server/task-poller.ts). */
+/** The server's limits (server/rest/routes/worker-tasks.ts, server/tasks/task-poller.ts). */
 const MAX_POLL_COUNT = 100;
 const MAX_POLL_TIMEOUT_MS = 30_000;
 const MAX_REASON_LENGTH = 10_000;

@@ -1,11 +1,11 @@
-import { isScrapeAuthorized, processMetrics } from "@/server/metrics";
-import { getWebContext } from "@/server/web-context";
-import type { WebContext } from "@/server/web-context";
+import { isScrapeAuthorized, processMetrics } from "@/server/lib/metrics";
+import { getWebContext } from "@/server/web/web-context";
+import type { WebContext } from "@/server/web/web-context";
 
 // Public unless NODE_FLOW_METRICS_TOKEN is set (then a Bearer token is
 // required): it shows queue names and counts, nothing secret. The web process
 // holds no loops, so this is its process metrics plus the database gauges; the
-// sidecar serves its engine counters on its own port (server/metrics-server.ts).
+// sidecar serves its engine counters on its own port (server/sidecar/metrics-server.ts).
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 

@@ -4,7 +4,7 @@ import { z } from "zod";
  * The Run dialog's pure half: a form from a workflow's `inputSchema` (JSON
  * Schema), the drafts its inputs hold, the input those drafts mean, and the
  * check the server will make — `z.fromJSONSchema`, the same one
- * server/start-execution.ts applies, so the dialog refuses exactly what the
+ * server/executions/start-execution.ts applies, so the dialog refuses exactly what the
  * server would and says it next to the field.
  */
 

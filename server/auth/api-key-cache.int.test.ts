@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../db/schema";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { CREDENTIALS_CHANNEL, Notifier } from "../notifier";
+import { CREDENTIALS_CHANNEL, Notifier } from "../lib/notifier";
 import { touchApiKeyLastUsed } from "../store/api-keys";
 import { ApiKeyCache, apiKeyCache } from "./api-key-cache";
 import { authenticateApiKey, createApiKey, createServiceAccount, disableServiceAccount, revokeApiKey } from "./api-keys";

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { CREDENTIALS_CHANNEL } from "../notifier";
-import type { Notifier } from "../notifier";
+import { CREDENTIALS_CHANNEL } from "../lib/notifier";
+import type { Notifier } from "../lib/notifier";
 import { findApiKeyByPrefix } from "../store/api-keys";
 import type { ApiKeyCredentialRow } from "../store/api-keys";
 
@@ -111,5 +111,5 @@ function isPast(at: Date | null): boolean {
   return at !== null && at.getTime() <= Date.now();
 }
 
-/** The process's cache; attached to the web process's notifier (server/web-context.ts). */
+/** The process's cache; attached to the web process's notifier (server/web/web-context.ts). */
 export const apiKeyCache = new ApiKeyCache();

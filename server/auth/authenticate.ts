@@ -1,5 +1,5 @@
 import type { Db } from "../../db/pool";
-import type { ApiRequest } from "../http/api-exchange";
+import type { ApiRequest } from "../web/api-exchange";
 import { authenticateApiKey, parseBearer } from "./api-keys";
 import type { Principal } from "./principal";
 import { SESSION_COOKIE, authenticateSession, readCookie } from "./sessions";

@@ -1,4 +1,4 @@
-import type { ApiRequest } from "../http/api-exchange";
+import type { ApiRequest } from "../web/api-exchange";
 import { parseBearer } from "./api-keys";
 import { SESSION_COOKIE, readCookie } from "./session-cookie";
 

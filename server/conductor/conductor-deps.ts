@@ -1,4 +1,4 @@
-import type { WebContext } from "../web-context";
+import type { WebContext } from "../web/web-context";
 import type { ConductorDeps } from "./define-conductor-route";
 
 const depsByContext = new WeakMap<WebContext, ConductorDeps>();

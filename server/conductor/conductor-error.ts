@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ApiAnswer } from "../http/api-exchange";
+import type { ApiAnswer } from "../web/api-exchange";
 
 /**
  * Errors in Conductor's shape. Conductor answers an error with its

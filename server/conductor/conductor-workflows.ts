@@ -1,7 +1,7 @@
 import type { TaskExecutionRow, WorkflowStatus } from "../../db/schema";
 import { WORKFLOW_STATUSES, isTerminalTaskStatus, isTerminalWorkflowStatus } from "../../engine";
-import { WORKFLOW_EVENTS_CHANNEL } from "../notifier";
-import { resolvePayload, resolveTaskPayloads } from "../payload-offload";
+import { WORKFLOW_EVENTS_CHANNEL } from "../lib/notifier";
+import { resolvePayload, resolveTaskPayloads } from "../lib/payload-offload";
 import type { WorkflowSearchFilter } from "../store/conductor-queries";
 import { listWorkflowTasks } from "../store/task-executions";
 import { getWorkflowExecution } from "../store/workflow-executions";

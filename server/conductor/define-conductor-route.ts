@@ -1,9 +1,9 @@
 import type { z } from "zod";
 import type { Db } from "../../db/pool";
 import type { Permission, Principal } from "../auth/principal";
-import type { BlobStore } from "../blob-store";
-import type { ApiRequest } from "../http/api-exchange";
-import type { Notifier } from "../notifier";
+import type { BlobStore } from "../lib/blob-store";
+import type { ApiRequest } from "../web/api-exchange";
+import type { Notifier } from "../lib/notifier";
 
 /**
  * A route of the Conductor layer, declared once like /api/v1's: method, path

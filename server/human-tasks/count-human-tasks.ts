@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { ActorSchema, parseInput, UUID } from "../workflow-actions/action-support";
-import type { WorkflowActionDeps } from "../workflow-actions/action-support";
+import { ActorSchema, parseInput, UUID } from "../executions/actions/action-support";
+import type { WorkflowActionDeps } from "../executions/actions/action-support";
 import { OPEN_STATUSES, resolveHumanActor } from "./human-task-support";
 import type { HumanRefusal } from "./human-task-support";
 import { eligibleFor, inView } from "./list-human-tasks";

@@ -5,8 +5,8 @@ import { cancelOpenHumanTasks } from "../store/human-tasks";
 import { getTaskRow } from "../store/operator-rewrites";
 import { transitionTask } from "../store/task-executions";
 import { armTimer, deleteTimers } from "../store/timers";
-import { ActionRefused, asObject, openWorkflow, runInTransaction } from "../workflow-actions/action-support";
-import type { Actor } from "../workflow-actions/action-support";
+import { ActionRefused, asObject, openWorkflow, runInTransaction } from "../executions/actions/action-support";
+import type { Actor } from "../executions/actions/action-support";
 import { isOpen, recordHumanAction, resolveAssignee } from "./human-task-support";
 import { submitHumanTaskInTransaction } from "./submit-human-task";
 

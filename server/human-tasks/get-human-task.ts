@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
-import { ActionRefused, ActorSchema, asObject, parseInput, UUID } from "../workflow-actions/action-support";
-import type { WorkflowActionDeps } from "../workflow-actions/action-support";
+import { ActionRefused, ActorSchema, asObject, parseInput, UUID } from "../executions/actions/action-support";
+import type { WorkflowActionDeps } from "../executions/actions/action-support";
 import { toHumanTaskItem } from "./human-task-items";
 import type { HumanTaskItem } from "./human-task-items";
 import {

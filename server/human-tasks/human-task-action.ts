@@ -1,8 +1,8 @@
 import type { Transaction } from "kysely";
 import { z } from "zod";
 import type { Database, HumanTaskRow } from "../../db/schema";
-import { ActorSchema, openWorkflow, parseInput, runInTransaction, UUID } from "../workflow-actions/action-support";
-import type { WorkflowActionDeps } from "../workflow-actions/action-support";
+import { ActorSchema, openWorkflow, parseInput, runInTransaction, UUID } from "../executions/actions/action-support";
+import type { WorkflowActionDeps } from "../executions/actions/action-support";
 import { toHumanTaskItem } from "./human-task-items";
 import type { HumanTaskItem } from "./human-task-items";
 import { findHumanTask, lockHumanTask, resolveHumanActor } from "./human-task-support";

@@ -8,15 +8,15 @@ import { node, workflow } from "../../engine/definition/test-fixtures";
 import { createApiKey } from "../auth/api-keys";
 import { updateConductorTask } from "../conductor/conductor-task-protocol";
 import { ConductorError } from "../conductor/conductor-error";
-import { INBOX_CHANNEL, Notifier } from "../notifier";
+import { INBOX_CHANNEL, Notifier } from "../lib/notifier";
 import { inboxStream } from "../realtime/inbox-stream";
 import { serveInboxStream } from "../realtime/stream-routes";
 import { startRestHarness } from "../rest/testing/rest-fixtures";
 import type { RestHarness } from "../rest/testing/rest-fixtures";
-import { startExecution } from "../start-execution";
+import { startExecution } from "../executions/start-execution";
 import { callerAs, insertTestUser, userPrincipal, useWebEnvironment } from "../trpc/testing";
 import type { User } from "../store/users";
-import { useActionHarness } from "../workflow-actions/action-test-harness";
+import { useActionHarness } from "../executions/actions/action-test-harness";
 
 /**
  * The same human-task rules reached by every door: tRPC (the inbox UI, and

@@ -5,8 +5,8 @@ import { NAMESPACE_ROLES } from "../auth/principal";
 import type { NamespaceRole } from "../auth/principal";
 import { getFormTemplateById } from "../store/form-templates";
 import { rolesOfUserInNamespace, strongestRole } from "../store/namespace-members";
-import { ActionRefused, asObject, recordAction } from "../workflow-actions/action-support";
-import type { ActionRefusal, Actor } from "../workflow-actions/action-support";
+import { ActionRefused, asObject, recordAction } from "../executions/actions/action-support";
+import type { ActionRefusal, Actor } from "../executions/actions/action-support";
 
 /**
  * What the human-task service shares: who is acting (resolved to a person,

@@ -4,7 +4,7 @@ import { waitDurationSeconds } from "../../engine";
 import { getFormTemplate } from "../store/form-templates";
 import { createHumanTask } from "../store/human-tasks";
 import { armTimer } from "../store/timers";
-import { asObject } from "../workflow-actions/action-support";
+import { asObject } from "../executions/actions/action-support";
 import { resolveAssignee } from "./human-task-support";
 import type { AssigneeColumns } from "./human-task-support";
 

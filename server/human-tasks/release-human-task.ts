@@ -1,4 +1,4 @@
-import type { WorkflowActionDeps } from "../workflow-actions/action-support";
+import type { WorkflowActionDeps } from "../executions/actions/action-support";
 import { HumanTaskActionBaseSchema, runHumanTaskAction } from "./human-task-action";
 import type { HumanTaskActionResult } from "./human-task-action";
 import { isOpen, isOperator, recordHumanAction, refuseClosed, refuseHuman, userRefs } from "./human-task-support";

@@ -3,9 +3,9 @@ import { z } from "zod";
 import { json } from "../../db/json";
 import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../../db/schema";
 import { getTaskRow } from "../store/operator-rewrites";
-import { ActorSchema, openWorkflow, parseInput, runInTransaction, UUID } from "../workflow-actions/action-support";
-import type { Actor, WorkflowActionDeps } from "../workflow-actions/action-support";
-import { endExternalTask } from "../workflow-actions/end-external-task";
+import { ActorSchema, openWorkflow, parseInput, runInTransaction, UUID } from "../executions/actions/action-support";
+import type { Actor, WorkflowActionDeps } from "../executions/actions/action-support";
+import { endExternalTask } from "../executions/actions/end-external-task";
 import { approvingOutcome, toHumanTaskItem } from "./human-task-items";
 import type { HumanTaskItem } from "./human-task-items";
 import {

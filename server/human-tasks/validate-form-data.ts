@@ -1,7 +1,7 @@
 import { Ajv } from "ajv";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
-import { LruCache } from "../lru-cache";
+import { LruCache } from "../lib/lru-cache";
 import type { FieldError } from "./human-task-support";
 
 /**

@@ -1,9 +1,9 @@
 import type { Db } from "../../db/pool";
 import type { WorkflowEventRow } from "../../db/schema";
 import { isTerminalWorkflowStatus } from "../../engine/statuses";
-import { toExecutionSummary } from "../execution-summaries";
-import type { Notifier } from "../notifier";
-import { WORKFLOW_EVENTS_CHANNEL } from "../notifier";
+import { toExecutionSummary } from "../executions/execution-summaries";
+import type { Notifier } from "../lib/notifier";
+import { WORKFLOW_EVENTS_CHANNEL } from "../lib/notifier";
 import { getExecutionSummary, loadFrontierSnapshot } from "../store/execution-views";
 import { readWorkflowEvents } from "../store/workflow-events";
 import { SSE_HEARTBEAT, Waker, sseMessage } from "./sse";

@@ -1,5 +1,5 @@
-import type { Notifier } from "../notifier";
-import { INBOX_CHANNEL } from "../notifier";
+import type { Notifier } from "../lib/notifier";
+import { INBOX_CHANNEL } from "../lib/notifier";
 import { HEARTBEAT_MS } from "./execution-stream";
 import { SSE_HEARTBEAT, Waker, sseMessage } from "./sse";
 
@@ -7,7 +7,7 @@ import { SSE_HEARTBEAT, Waker, sseMessage } from "./sse";
  * The inbox's live updates: `inbox` messages `{ id, status }` whenever a
  * HumanTasks row of the namespace is created or changes (the
  * "HumanTasks_notify" trigger, 0010, payload "namespaceId:id:status"), over
- * the process's one LISTEN connection (server/notifier.ts), routed by
+ * the process's one LISTEN connection (server/lib/notifier.ts), routed by
  * namespace. The client refetches its inbox and counts on each — the message
  * says only that something changed, never what the task holds, so it needs no
  * per-user filtering and costs no query. A `resync` (the LISTEN connection

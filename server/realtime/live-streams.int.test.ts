@@ -10,8 +10,8 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import { createSession } from "../auth/sessions";
-import { FilesystemBlobStore } from "../blob-store";
-import { evaluateBatch } from "../evaluator";
+import { FilesystemBlobStore } from "../lib/blob-store";
+import { evaluateBatch } from "../evaluator/evaluator";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { upsertNamespaceMember } from "../store/namespace-members";
@@ -23,7 +23,7 @@ import { driveWorkflows } from "../testing/drive-workflows";
 import { registerDefinition, startRuns } from "../testing/runtime-fixtures";
 import { waitUntil } from "../testing/wait-until";
 import { insertTestUser, useWebEnvironment } from "../trpc/testing";
-import { getWebContext } from "../web-context";
+import { getWebContext } from "../web/web-context";
 
 /**
  * The SSE route handlers (app/api/executions/…/route.ts) behind a real

@@ -1,8 +1,8 @@
 import type { Db } from "../../db/pool";
-import { toExecutionSummary } from "../execution-summaries";
-import type { ExecutionSummary } from "../execution-summaries";
-import type { Notifier, NotifierEvent } from "../notifier";
-import { WORKFLOW_EVENTS_CHANNEL } from "../notifier";
+import { toExecutionSummary } from "../executions/execution-summaries";
+import type { ExecutionSummary } from "../executions/execution-summaries";
+import type { Notifier, NotifierEvent } from "../lib/notifier";
+import { WORKFLOW_EVENTS_CHANNEL } from "../lib/notifier";
 import { getExecutionSummaries } from "../store/execution-views";
 import { HEARTBEAT_MS } from "./execution-stream";
 import { SSE_HEARTBEAT, Waker, sseMessage } from "./sse";

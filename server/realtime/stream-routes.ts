@@ -2,7 +2,7 @@ import { authenticateRequest } from "../auth/authenticate";
 import { authorizeNamespace } from "../auth/authorize";
 import { findExecutionNamespaceId } from "../store/execution-views";
 import { findNamespaceById } from "../store/namespaces";
-import type { WebContext } from "../web-context";
+import type { WebContext } from "../web/web-context";
 import { executionStream } from "./execution-stream";
 import { inboxStream } from "./inbox-stream";
 import { namespaceFeedFor, namespaceStream } from "./namespace-feed";

@@ -1,4 +1,4 @@
-import type { WorkflowActionDeps } from "../workflow-actions/action-support";
+import type { WorkflowActionDeps } from "../executions/actions/action-support";
 import type { RestDeps } from "./define-route";
 import type { HttpProblem } from "./problem";
 import { validationProblem } from "./problem";

@@ -2,9 +2,9 @@ import type { z } from "zod";
 import type { Db } from "../../db/pool";
 import type { NamespaceAuthorization } from "../auth/authorize";
 import type { NamespaceRole, Permission, Principal } from "../auth/principal";
-import type { BlobStore } from "../blob-store";
-import type { ApiRequest } from "../http/api-exchange";
-import type { Notifier } from "../notifier";
+import type { BlobStore } from "../lib/blob-store";
+import type { ApiRequest } from "../web/api-exchange";
+import type { Notifier } from "../lib/notifier";
 
 /**
  * A REST route, declared once: method, path, who may call it, the zod schemas

@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { ApiAnswer, ApiRequest, ApiRequestHeaders } from "../http/api-exchange";
-import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../http/api-exchange";
+import type { ApiAnswer, ApiRequest, ApiRequestHeaders } from "../web/api-exchange";
+import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../web/api-exchange";
 import type { AnyRoute, HttpMethod, NamespaceAccess, RestDeps } from "./define-route";
 import { HTTP_METHODS } from "./define-route";
 import { HttpProblem, problemAnswer, validationProblem, zodIssuesToErrors } from "./problem";

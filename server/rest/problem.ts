@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ApiAnswer } from "../http/api-exchange";
+import type { ApiAnswer } from "../web/api-exchange";
 
 /**
  * RFC 9457 problem details: every error the REST API answers, whatever went

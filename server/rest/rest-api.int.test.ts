@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { createSession } from "../auth/sessions";
-import { evaluateBatch } from "../evaluator";
+import { evaluateBatch } from "../evaluator/evaluator";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { insertUser } from "../store/users";

@@ -1,7 +1,7 @@
 import { authenticateRequest } from "../auth/authenticate";
 import { authorizeNamespace } from "../auth/authorize";
 import { checkSameOrigin } from "../auth/csrf";
-import type { WebContext } from "../web-context";
+import type { WebContext } from "../web/web-context";
 import type { RestAuth, RestDeps } from "./define-route";
 
 /** The real identity checks: bearer API keys and session cookies (server/auth). */

@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { evaluateBatch } from "../evaluator";
-import type { EvaluatorDeps } from "../evaluator";
+import { evaluateBatch } from "../evaluator/evaluator";
+import type { EvaluatorDeps } from "../evaluator/evaluator";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { configureSemaphore } from "../store/semaphores";

@@ -7,7 +7,7 @@ type Executor = Kysely<Database>;
 
 /**
  * How many of a queue's tasks workers hold right now: its leased "TaskQueues"
- * rows. This is what concurrentExecLimit bounds (server/task-gates.ts).
+ * rows. This is what concurrentExecLimit bounds (server/tasks/task-gates.ts).
  *
  * Held rows, not TaskExecutions rows with status IN_PROGRESS, for three reasons:
  * - A task keeps status IN_PROGRESS when its lease expires and the sweeper

@@ -7,7 +7,7 @@ import { assertCount, at } from "./sql-helpers";
 /**
  * OutboxEvents: events written in the same transaction as the state change
  * they announce (so an event exists exactly when its change committed), and
- * delivered afterwards by the relay (server/outbox-relay.ts), at least once.
+ * delivered afterwards by the relay (server/sidecar/outbox-relay.ts), at least once.
  *
  * Delivery is claim, deliver, record — three short statements, never one
  * transaction held open across the network: a slow webhook would otherwise

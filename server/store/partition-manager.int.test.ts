@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../db/pool";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { startRunners, stopRunners } from "../runners";
+import { startRunners, stopRunners } from "../sidecar/runners";
 import {
   PARTITIONED_TABLES,
   PartitionMaintenanceError,

@@ -54,7 +54,7 @@ describe("analyzeNewPartitions", () => {
     // Planned on a partition without statistics: not the primary key (a namespace-wide or workflow-wide scan).
     expect(await taskUpdatePlan(workflowId)).not.toMatch(/_pkey/);
 
-    // One big workflow, as nf bench's large run: every row in one partition.
+    // One big workflow, as the system bench's large run: every row in one partition.
     await sql`
       INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType", "taskDefName")
       SELECT ${workflowId}::uuid, ${namespaceId}::uuid, 'task#' || g, 0, 0, 'SIMPLE', 'work' FROM generate_series(1, 500) AS g`.execute(t.db);

@@ -10,7 +10,7 @@ import type { Database } from "../../db/schema";
  * connection and kept until a table it reads changes. A plan made while a
  * partition has no statistics is a coin toss between indexes that all look
  * equally cheap on a table believed tiny, and it stayed that way as the table
- * grew: nf bench's 10,000-task workflow leased every task through
+ * grew: the system bench's 10,000-task workflow leased every task through
  * "namespaceId, taskDefName, scheduledAt" with a filter on the task's id,
  * stepping over all 10,115 rows of the namespace in that partition (2 ms a
  * lease, growing with history) — the large run's evaluations that kept

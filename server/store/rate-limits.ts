@@ -52,7 +52,7 @@ export interface RateLimitAllowance {
 /**
  * How many leases the current window still admits, without taking any: a
  * read of one primary-key row. Exact only under the queue's gate lock
- * (server/task-gates.ts), which is where it is used: it lets a gated lease
+ * (server/tasks/task-gates.ts), which is where it is used: it lets a gated lease
  * size itself first and then take exactly what it leased, so an empty poll
  * writes nothing.
  */

@@ -4,8 +4,8 @@ import type { Db } from "../../db/pool";
 import { createDb } from "../../db/pool";
 import { backendPid, blockedBy } from "../../db/testing/lock-observation";
 import { useTestDatabase } from "../../db/testing/test-database";
-import { Notifier } from "../notifier";
-import type { NotifierEvent } from "../notifier";
+import { Notifier } from "../lib/notifier";
+import type { NotifierEvent } from "../lib/notifier";
 import {
   acquireSemaphorePermits,
   configureSemaphore,

@@ -5,7 +5,7 @@ import type { Database, RetryLogic, TaskDefinitionRow, TimeoutPolicy } from "../
 
 /**
  * TaskDefinitions: Conductor's TaskDef per (namespace, name), mutable. Besides
- * retry and timeout defaults it carries a queue's gates (server/task-gates.ts):
+ * retry and timeout defaults it carries a queue's gates (server/tasks/task-gates.ts):
  * the definition whose name is the queue name configures that queue's rate
  * limit, concurrentExecLimit and semaphore.
  */
@@ -98,7 +98,7 @@ export const TASK_DEFINITION_COLUMNS = [
  * Creates or replaces the definition `input.name` in the namespace and returns
  * the stored row. "createdAt"/"createdBy" are kept on a replace.
  *
- * This repository does not know the in-process gate cache (server/task-gates.ts):
+ * This repository does not know the in-process gate cache (server/tasks/task-gates.ts):
  * a service that changes a definition should call `invalidateQueueGates` there,
  * or this process keeps the old gates for up to the cache's TTL (other
  * processes do regardless).
@@ -177,7 +177,7 @@ export interface QueueGates {
  * there is no such definition or it sets none (0 and null both mean
  * unlimited, as in Conductor). One primary-key-sized lookup on the
  * ("namespaceId","name") unique index, reading four columns: cheap, and cached
- * in process by server/task-gates.ts so most ungated polls do not run it at all.
+ * in process by server/tasks/task-gates.ts so most ungated polls do not run it at all.
  */
 export async function getQueueGates(db: Executor, namespaceId: string, queueName: string): Promise<QueueGates | null> {
   const row = await db

@@ -4,7 +4,7 @@ import { json } from "../../db/json";
 import { passIds, passedIds } from "../../db/pipeline";
 import { isTerminalTaskStatus } from "../../engine/statuses";
 import type { Database, NewTaskExecution, TaskExecutionRow, TaskExecutionUpdate, TaskStatus } from "../../db/schema";
-import type { LoopOutputCache } from "../loop-output-cache";
+import type { LoopOutputCache } from "../evaluator/loop-output-cache";
 import { notifyIfDue } from "./task-queues";
 
 /**

@@ -10,7 +10,7 @@ import type { SystemTaskOutcome } from "./system-task-outcome";
  * EVENT: Conductor's Event task, through the outbox. The task writes an
  * OutboxEvents row in the same transaction that completes it (the outcome's
  * `inTransaction`), so the event exists exactly when the completion commits;
- * the relay (server/outbox-relay.ts) delivers it afterwards, at least once.
+ * the relay (server/sidecar/outbox-relay.ts) delivers it afterwards, at least once.
  *
  * Sinks, and the topic each becomes (Conductor's Event.computeQueueName for
  * the conductor forms):

@@ -1,10 +1,10 @@
 import type { Db } from "../../db/pool";
 import type { TaskExecutionRow } from "../../db/schema";
 import type { ScriptEvaluator } from "../../engine/expressions";
-import type { RunnerLogger } from "../background-runner";
-import type { BlobStore } from "../blob-store";
-import { resolvePayload } from "../payload-offload";
-import { reportTaskResult } from "../report-task-result";
+import type { RunnerLogger } from "../sidecar/background-runner";
+import type { BlobStore } from "../lib/blob-store";
+import { resolvePayload } from "../lib/payload-offload";
+import { reportTaskResult } from "../tasks/report-task-result";
 import type { JqTransform } from "../sandbox/jq-transform";
 import { leaseSystemTasks } from "../store/system-task-queues";
 import { SYSTEM_TASK_TYPES } from "../store/task-queues";

@@ -1,7 +1,7 @@
 import type { Db } from "../../db/pool";
 import type { TaskExecutionRow } from "../../db/schema";
-import { evaluateBatch } from "../evaluator";
-import type { EvaluatorDeps } from "../evaluator";
+import { evaluateBatch } from "../evaluator/evaluator";
+import type { EvaluatorDeps } from "../evaluator/evaluator";
 import { completeTaskFromWorker } from "../store/task-executions";
 import { leaseTasks } from "../store/task-queues";
 import type { WorkerFinalStatus } from "../store/task-executions";

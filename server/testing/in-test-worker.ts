@@ -1,13 +1,13 @@
 import type { TaskExecutionRow } from "../../db/schema";
 import type { Db } from "../../db/pool";
-import type { Notifier } from "../notifier";
-import type { BlobStore } from "../blob-store";
-import { resolvePayload } from "../payload-offload";
-import { reportTaskResult } from "../report-task-result";
-import type { ReportTaskResultOutcome } from "../report-task-result";
+import type { Notifier } from "../lib/notifier";
+import type { BlobStore } from "../lib/blob-store";
+import { resolvePayload } from "../lib/payload-offload";
+import { reportTaskResult } from "../tasks/report-task-result";
+import type { ReportTaskResultOutcome } from "../tasks/report-task-result";
 import { completeTaskFromWorker } from "../store/task-executions";
 import type { CompleteTaskFromWorkerResult, WorkerFinalStatus } from "../store/task-executions";
-import { pollTasks } from "../task-poller";
+import { pollTasks } from "../tasks/task-poller";
 
 /**
  * A worker for integration tests: the in-process stand-in for a remote worker

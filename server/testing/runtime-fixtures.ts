@@ -1,8 +1,8 @@
 import type { Db } from "../../db/pool";
 import type { WorkflowStatus } from "../../db/schema";
-import type { BlobStore } from "../blob-store";
-import { registerWorkflowDefinition } from "../register-workflow-definition";
-import { startExecution } from "../start-execution";
+import type { BlobStore } from "../lib/blob-store";
+import { registerWorkflowDefinition } from "../definitions/register-workflow-definition";
+import { startExecution } from "../executions/start-execution";
 import { waitUntil } from "./wait-until";
 
 /** Registers `definition` (validated and compiled like any other) and returns its name. */

@@ -3,7 +3,7 @@ import type { ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 
 /**
- * The sidecar as a real child process — `node --import tsx server/worker.ts`,
+ * The sidecar as a real child process — `node --import tsx server/sidecar/main.ts`,
  * the way `nf start` and Docker run it — so a test can SIGKILL it mid-work and
  * start another, which no in-process runner could show.
  */
@@ -49,7 +49,7 @@ export function startSidecar(options: SidecarOptions): SidecarProcess {
     NODE_FLOW_METRICS_PORT: "0",
     ...options.env,
   };
-  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ["--import", "tsx", "server/worker.ts"], {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, ["--import", "tsx", "server/sidecar/main.ts"], {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -5,7 +5,7 @@
  * stopWhenSupervisorGone writes the reason to SUPERVISED_CHILD_REPORT and exits.
  */
 import { writeFileSync } from "node:fs";
-import { stopWhenSupervisorGone } from "../supervisor-watch";
+import { stopWhenSupervisorGone } from "../lib/supervisor-watch";
 
 process.on("uncaughtException", (error) => console.error(error));
 stopWhenSupervisorGone((reason) => {

@@ -1,5 +1,5 @@
 import { TRPCError } from "@trpc/server";
-import type { ActionRefusal, WorkflowActionDeps } from "../workflow-actions/action-support";
+import type { ActionRefusal, WorkflowActionDeps } from "../executions/actions/action-support";
 import type { TrpcContext } from "./init";
 import { FieldErrorsError } from "./problem-errors";
 

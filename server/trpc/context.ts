@@ -1,12 +1,12 @@
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Db } from "@/db/pool";
-import { FilesystemBlobStore } from "../blob-store";
-import type { BlobStore } from "../blob-store";
+import { FilesystemBlobStore } from "../lib/blob-store";
+import type { BlobStore } from "../lib/blob-store";
 import { authenticateRequest } from "../auth/authenticate";
 import { checkSameOrigin } from "../auth/csrf";
 import type { Principal } from "../auth/principal";
-import type { Config } from "../config";
+import type { Config } from "../lib/config";
 import type { RequestFacts, TrpcContext } from "./init";
 
 /** The first address of X-Forwarded-For, else X-Real-IP. Informational only (sessions, audit): a client can set both. */

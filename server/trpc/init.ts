@@ -3,8 +3,8 @@ import { z } from "zod";
 import type { Db } from "@/db/pool";
 import { authorizeNamespace } from "../auth/authorize";
 import type { Permission, Principal } from "../auth/principal";
-import type { BlobStore } from "../blob-store";
-import type { Config } from "../config";
+import type { BlobStore } from "../lib/blob-store";
+import type { Config } from "../lib/config";
 import { DefinitionProblemsError, FieldErrorsError, InputProblemsError } from "./problem-errors";
 
 /** Facts about the HTTP request behind a call, for sessions, the audit log and the CSRF check. */

@@ -1,5 +1,5 @@
 import type { Problem } from "@/engine";
-import type { InputProblem } from "../start-execution";
+import type { InputProblem } from "../executions/start-execution";
 
 /**
  * The cause of a BAD_REQUEST whose reasons are a list rather than a sentence.

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll } from "vitest";
 import type { Db } from "@/db/pool";
 import type { Principal } from "../auth/principal";
-import { loadConfig } from "../config";
-import type { Config } from "../config";
+import { loadConfig } from "../lib/config";
+import type { Config } from "../lib/config";
 import { insertUser } from "../store/users";
 import type { User } from "../store/users";
 import { trustedContext } from "./context";
@@ -37,7 +37,7 @@ export function callerAs(db: Db, databaseUrl: string, principal: Principal | nul
 const WEB_ENV_KEYS = ["DATABASE_URL", "NODE_FLOW_SECRET", "NODE_FLOW_ROLES", "NODE_FLOW_METRICS_TOKEN", "NODE_FLOW_NOTIFICATIONS"] as const;
 
 /**
- * Points the web process's context (server/web-context.ts, built from the
+ * Points the web process's context (server/web/web-context.ts, built from the
  * environment on first use) at a test database for the calling file, so route
  * handlers imported from app/ can be called directly; restores the
  * environment and closes that context's pool afterwards. Call at the top level

@@ -8,7 +8,7 @@ import type { TaskDefinitionInput } from "../../store/task-definitions";
 import { findNamespaceById } from "../../store/namespaces";
 import { getWorkflowDefinition, listLatestWorkflowDefinitions } from "../../store/workflow-definitions";
 import type { WorkflowDefinitionVersionRow } from "../../store/workflow-definitions";
-import { upsertTaskDefinition } from "../../upsert-task-definition";
+import { upsertTaskDefinition } from "../../definitions/upsert-task-definition";
 import { ConductorError, conflict, dottedPath, notFound, validationFailed, zodValidationErrors } from "../conductor-error";
 import type { ConductorValidationError } from "../conductor-error";
 import { defineConductorRoute } from "../define-conductor-route";

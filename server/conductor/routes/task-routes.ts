@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { findLatestTaskByRef, findTaskById, waitingTaskCounts } from "../../store/conductor-queries";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
-import { pollTasks } from "../../task-poller";
+import { pollTasks } from "../../tasks/task-poller";
 import { actorOf } from "../../rest/actor";
 import { toConductorTaskLog } from "../conductor-shapes";
 import {

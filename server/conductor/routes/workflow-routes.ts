@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { NameSchema } from "../../../engine";
 import { createdByOfPrincipal } from "../../auth/api-keys";
-import { resolvePayload } from "../../payload-offload";
+import { resolvePayload } from "../../lib/payload-offload";
 import { actorOf } from "../../rest/actor";
-import { startExecution } from "../../start-execution";
-import type { StartExecutionResult } from "../../start-execution";
+import { startExecution } from "../../executions/start-execution";
+import type { StartExecutionResult } from "../../executions/start-execution";
 import { searchWorkflowExecutions } from "../../store/conductor-queries";
 import { getTaskInNamespace } from "../../store/task-executions";
-import { pauseWorkflow, rerunWorkflow, restartWorkflow, resumeWorkflow, retryWorkflow, skipTask, terminateWorkflow } from "../../workflow-actions";
-import type { ActionRefusal, WorkflowActionDeps } from "../../workflow-actions";
+import { pauseWorkflow, rerunWorkflow, restartWorkflow, resumeWorkflow, retryWorkflow, skipTask, terminateWorkflow } from "../../executions/actions";
+import type { ActionRefusal, WorkflowActionDeps } from "../../executions/actions";
 import { badRequest, conflict, notFound, validationFailed } from "../conductor-error";
 import type { ConductorError } from "../conductor-error";
 import { toConductorWorkflowSummary } from "../conductor-shapes";
@@ -21,7 +21,7 @@ import { defineConductorRoute } from "../define-conductor-route";
  * Conductor's /workflow resource: the start variants (StartWorkflowRequest,
  * by name, synchronous execute), the Workflow read, status and search, and
  * the operator actions — each one call into server/ (startExecution,
- * server/workflow-actions), in the caller's namespace, with the API key as
+ * server/executions/actions), in the caller's namespace, with the API key as
  * the recorded actor.
  */
 

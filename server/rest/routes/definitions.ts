@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { NameSchema, validateDefinition } from "../../../engine";
 import type { Problem as DefinitionProblem } from "../../../engine";
-import { registerWorkflowDefinition } from "../../register-workflow-definition";
+import { registerWorkflowDefinition } from "../../definitions/register-workflow-definition";
 import { getWorkflowDefinition, listLatestWorkflowDefinitions } from "../../store/workflow-definitions";
 import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
 import { defineRoute } from "../define-route";

@@ -9,8 +9,8 @@ import {
   retryWorkflow,
   skipTask,
   terminateWorkflow,
-} from "../../workflow-actions";
-import type { ActionRefusal } from "../../workflow-actions";
+} from "../../executions/actions";
+import type { ActionRefusal } from "../../executions/actions";
 import { actionDeps, formDataProblem } from "../action-results";
 import { actorOf } from "../actor";
 import { defineRoute } from "../define-route";
@@ -18,7 +18,7 @@ import { HttpProblem, validationProblem } from "../problem";
 import { UuidSchema } from "../schemas";
 
 /**
- * Operator actions and signals. Each is one call into server/workflow-actions,
+ * Operator actions and signals. Each is one call into server/executions/actions,
  * which acts only inside the given namespace, in one transaction, and records
  * WorkflowEvents and AuditEvents with the caller as the actor; its refusals map
  * to problems here: unknown run or task 404, wrong state 409.

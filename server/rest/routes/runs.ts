@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { NameSchema, WORKFLOW_STATUSES } from "../../../engine";
-import { PayloadResolutionError, resolvePayload, resolveTaskPayloads } from "../../payload-offload";
-import { startExecution } from "../../start-execution";
+import { PayloadResolutionError, resolvePayload, resolveTaskPayloads } from "../../lib/payload-offload";
+import { startExecution } from "../../executions/start-execution";
 import { InvalidTaskCursorError, listWorkflowTasks } from "../../store/task-executions";
 import { getWorkflowExecution, InvalidCursorError, listWorkflowExecutions } from "../../store/workflow-executions";
 import { createdByOfPrincipal } from "../../auth/api-keys";

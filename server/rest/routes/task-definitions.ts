@@ -2,7 +2,7 @@ import { z } from "zod";
 import { NameSchema } from "../../../engine";
 import { getTaskDefinition } from "../../store/task-definitions";
 import { listTaskDefinitions } from "../../store/task-definitions";
-import { upsertTaskDefinition } from "../../upsert-task-definition";
+import { upsertTaskDefinition } from "../../definitions/upsert-task-definition";
 import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
 import { defineRoute } from "../define-route";
 import { HttpProblem } from "../problem";

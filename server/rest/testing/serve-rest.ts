@@ -1,14 +1,14 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RestDeps } from "../define-route";
-import type { ApiAnswer, ApiRequest } from "../../http/api-exchange";
-import { serveApi } from "../../http/node-api-exchange";
+import type { ApiAnswer, ApiRequest } from "../../web/api-exchange";
+import { serveApi } from "../../web/node-api-exchange";
 import { answerRestRequest } from "../dispatch";
 import { ROUTES } from "../routes";
 
 /**
  * The REST dispatcher behind a real node:http server on a free port, as the
- * web process serves it (server/http/node-api-exchange.ts), for integration
+ * web process serves it (server/web/node-api-exchange.ts), for integration
  * tests: real sockets, so a long-poll really parks and a client that hangs up
  * really aborts the request (the request's signal fires when the response's
  * connection closes early).

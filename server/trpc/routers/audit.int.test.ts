@@ -4,12 +4,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import { actorOfPrincipal, authenticateApiKey, createApiKey } from "../../auth/api-keys";
 import type { Principal } from "../../auth/principal";
-import { registerWorkflowDefinition } from "../../register-workflow-definition";
+import { registerWorkflowDefinition } from "../../definitions/register-workflow-definition";
 import { appendAuditEvent } from "../../store/audit-events";
 import { upsertNamespaceMember } from "../../store/namespace-members";
 import { insertNamespace } from "../../store/namespaces";
 import type { User } from "../../store/users";
-import { upsertTaskDefinition } from "../../upsert-task-definition";
+import { upsertTaskDefinition } from "../../definitions/upsert-task-definition";
 import { callerAs, insertTestUser, userPrincipal } from "../testing";
 
 const t = useTestDatabase();

@@ -5,7 +5,7 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import type { Principal } from "../../auth/principal";
-import { FilesystemBlobStore } from "../../blob-store";
+import { FilesystemBlobStore } from "../../lib/blob-store";
 import { createQuickJsScriptEvaluator } from "../../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../../sandbox/quickjs-script-evaluator";
 import { upsertNamespaceMember } from "../../store/namespace-members";

@@ -3,9 +3,9 @@ import { z } from "zod";
 import { TASK_STATUSES, WORKFLOW_STATUSES } from "@/engine";
 import { actorOf } from "../../rest/actor";
 import { actionDeps, humanTaskError } from "../action-results";
-import { capPayload, toExecutionSummary, toTaskSummary } from "../../execution-summaries";
-import { InvalidSearchTermError, parseExecutionSearch } from "../../execution-search";
-import { PayloadResolutionError, resolvePayload } from "../../payload-offload";
+import { capPayload, toExecutionSummary, toTaskSummary } from "../../executions/execution-summaries";
+import { InvalidSearchTermError, parseExecutionSearch } from "../../executions/execution-search";
+import { PayloadResolutionError, resolvePayload } from "../../lib/payload-offload";
 import {
   getExecutionSummary,
   lastWorkflowEventSeq,
@@ -28,8 +28,8 @@ import {
   retryWorkflow,
   skipTask,
   terminateWorkflow,
-} from "../../workflow-actions";
-import type { ActionRefusal } from "../../workflow-actions";
+} from "../../executions/actions";
+import type { ActionRefusal } from "../../executions/actions";
 import { namespaceProcedure, router } from "../init";
 import type { TrpcContext } from "../init";
 
@@ -37,7 +37,7 @@ import type { TrpcContext } from "../init";
  * The executions list and the execution page: read a run, its tasks, history,
  * logs and payloads, and act on it. Thin: reads are the repositories'
  * (store/workflow-executions.ts, store/execution-views.ts), actions are
- * server/workflow-actions' (the REST run-actions call the same functions).
+ * server/executions/actions' (the REST run-actions call the same functions).
  * Live updates come over SSE (server/realtime/), not from here.
  */
 

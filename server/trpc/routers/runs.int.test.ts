@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import type { Principal } from "../../auth/principal";
-import { registerWorkflowDefinition } from "../../register-workflow-definition";
+import { registerWorkflowDefinition } from "../../definitions/register-workflow-definition";
 import { upsertNamespaceMember } from "../../store/namespace-members";
 import { insertNamespace } from "../../store/namespaces";
 import { InputProblemsError } from "../problem-errors";

@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { NameSchema } from "@/engine";
 import { createdByOfPrincipal } from "../../auth/api-keys";
-import { startExecution } from "../../start-execution";
+import { startExecution } from "../../executions/start-execution";
 import { namespaceProcedure, router } from "../init";
 import { InputProblemsError } from "../problem-errors";
 

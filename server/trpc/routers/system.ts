@@ -1,4 +1,4 @@
-import { readSystemStatus } from "../../system-status";
+import { readSystemStatus } from "../../web/system-status";
 import { protectedProcedure, router } from "../init";
 
 export const systemRouter = router({

@@ -1,9 +1,9 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { NameSchema, WORKFLOW_STATUSES } from "@/engine";
-import { archiveWorkflowDefinition } from "../../archive-workflow-definition";
+import { archiveWorkflowDefinition } from "../../definitions/archive-workflow-definition";
 import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
-import { registerWorkflowDefinition } from "../../register-workflow-definition";
+import { registerWorkflowDefinition } from "../../definitions/register-workflow-definition";
 import {
   getWorkflowDefinition,
   latestWorkflowDefinitionVersion,

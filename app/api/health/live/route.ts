@@ -1,4 +1,4 @@
-import { checkLiveness } from "@/server/health";
+import { checkLiveness } from "@/server/web/health";
 
 // Deliberately public, like /api/health/ready: monitors and orchestrators call
 // it without credentials, and it reveals nothing but "this process answers".

@@ -1,7 +1,7 @@
-import { ConfigError } from "@/server/config";
-import { checkReadiness } from "@/server/health";
-import type { Readiness } from "@/server/health";
-import { getWebContext } from "@/server/web-context";
+import { ConfigError } from "@/server/lib/config";
+import { checkReadiness } from "@/server/web/health";
+import type { Readiness } from "@/server/web/health";
+import { getWebContext } from "@/server/web/web-context";
 
 // Deliberately public: load balancers and orchestrators probe it without
 // credentials. The body names migrations and the server version, never a URL

@@ -1,5 +1,5 @@
 import { serveInboxStream } from "@/server/realtime/stream-routes";
-import { getWebContext } from "@/server/web-context";
+import { getWebContext } from "@/server/web/web-context";
 
 // Authenticated like tRPC (session cookie or Bearer key) inside serveInboxStream; ?namespace= is authorized for "read".
 export const runtime = "nodejs";

@@ -1,7 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createTrpcContext } from "@/server/trpc/context";
 import { appRouter } from "@/server/trpc/routers/_app";
-import { getWebContext } from "@/server/web-context";
+import { getWebContext } from "@/server/web/web-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import { dispatchRestRequest } from "@/server/rest/dispatch";
 import { restDepsOf } from "@/server/rest/rest-deps";
 import { ROUTES } from "@/server/rest/routes";
-import { getWebContext } from "@/server/web-context";
+import { getWebContext } from "@/server/web/web-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import { conductorDepsOf } from "@/server/conductor/conductor-deps";
 import { CONDUCTOR_ROUTES } from "@/server/conductor/conductor-routes";
 import { dispatchConductorRequest } from "@/server/conductor/dispatch-conductor-request";
-import { getWebContext } from "@/server/web-context";
+import { getWebContext } from "@/server/web/web-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

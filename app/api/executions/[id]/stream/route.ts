@@ -1,5 +1,5 @@
 import { serveExecutionStream } from "@/server/realtime/stream-routes";
-import { getWebContext } from "@/server/web-context";
+import { getWebContext } from "@/server/web/web-context";
 
 // Authenticated like tRPC (session cookie or Bearer key) inside serveExecutionStream; 404 for a run the caller cannot see.
 export const runtime = "nodejs";
