@@ -1,52 +1,29 @@
 import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
-import { json } from "../../db/json";
-import type { Database, TaskExecutionRow, TaskStatus, WorkflowExecutionRow } from "../../db/schema";
+import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../../db/schema";
 import { decide, refsToLoad } from "../../engine";
-import type {
-  Blueprint,
-  Command,
-  EvaluationState,
-  ScheduleTaskCommand,
-  FiredTimer,
-  ScriptEvaluator,
-  TaskKey,
-  TaskSnapshot,
-  UnprocessedRef,
-  WorkflowEndCommand,
-  WorkflowEndStatus,
-} from "../../engine";
+import type { Blueprint, EvaluationState, FiredTimer, ScriptEvaluator, TaskSnapshot, UnprocessedRef } from "../../engine";
 import type { BlobStore } from "../lib/blob-store";
-import type { LoopOutputCache } from "./loop-output-cache";
 import { LruCache } from "../lib/lru-cache";
-import type { RunnerLogger } from "../sidecar/background-runner";
-import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "../lib/payload-offload";
-import type { OffloadedPayload } from "../lib/payload-offload";
-import { startNestedExecution } from "../executions/start-execution";
-import type { StartExecutionResult } from "../executions/start-execution";
-import { uuidv7 } from "../lib/uuidv7";
-import { openHumanTask } from "../human-tasks/open-human-task";
-import { cancelOpenHumanTasks } from "../store/human-tasks";
+import { resolvePayload, resolveTaskPayloads } from "../lib/payload-offload";
 import { decodeTimerReason } from "../sidecar/timer-poller";
-import { afterWorkflowEnded, terminateWorkflowTree } from "../executions/workflow-lifecycle";
-import { claimAndLockWorkflowsThen, enqueueDecide } from "../store/decide-queues";
-import { releaseTaskGates } from "../store/semaphores";
-import { removeQueuedTask } from "../store/task-queues";
+import { claimAndLockWorkflowsThen } from "../store/decide-queues";
 import {
   claimedFrontiersStatement,
   EvaluationReads,
   frontiersByWorkflow,
   insertAndEnqueueTasks,
   insertAndEnqueueTasksStatement,
-  insertTasks,
   loadFrontiers,
   loadLatestByRefsOf,
-  transitionTask,
 } from "../store/task-executions";
-import type { InsertTaskInput, TaskQueueEntry, TaskWithoutPayloads } from "../store/task-executions";
-import { armTimer, cancelTimers } from "../store/timers";
+import type { TaskWithoutPayloads } from "../store/task-executions";
 import { finishEvaluations } from "../store/workflow-events";
-import type { EvaluationFinish, FinishEvent, WorkflowEnding } from "../store/workflow-events";
+import type { EvaluationFinish } from "../store/workflow-events";
+import { CompareAndSetMiss, createdByKey, opensInboxEntry } from "./command-context";
+import type { CommandDeps, EvaluationTail } from "./command-context";
+import { applyCommands } from "./command-handlers";
+import type { LoopOutputCache } from "./loop-output-cache";
 
 /**
  * The decider's I/O shell (DESIGN.md "Engine invariants"): claim → lock → load
@@ -80,12 +57,10 @@ import type { EvaluationFinish, FinishEvent, WorkflowEnding } from "../store/wor
  */
 const WORKFLOWS_PER_TRANSACTION = 8;
 
-export interface EvaluatorDeps {
+/** `blobs` is needed when a row has an inputRef/outputRef (invariant 8); without it such an evaluation fails. */
+export interface EvaluatorDeps extends CommandDeps {
   db: Kysely<Database>;
   scripts: ScriptEvaluator;
-  /** Needed only when a row has an inputRef/outputRef (invariant 8); without it such an evaluation fails. */
-  blobs?: BlobStore;
-  logger?: Pick<RunnerLogger, "info" | "warn" | "error">;
   /** Epoch ms; Date.now by default. */
   now?: () => number;
   /** Told how long each evaluation took, claim to commit (metrics.ts observeEvaluation). */
@@ -100,11 +75,6 @@ export interface EvaluateBatchOptions {
   offset?: number;
   /** Told each time a claim came back full: more may be waiting than this batch takes (runners.ts opens another lane). */
   onBacklog?: () => void;
-}
-
-/** A compare-and-set matched no row: roll the evaluation back (which restores its claim: the re-enqueue). */
-export class CompareAndSetMiss extends Error {
-  override name = "CompareAndSetMiss";
 }
 
 /**
@@ -270,30 +240,6 @@ class BatchedWriteFailure extends Error {
 }
 
 /**
- * One evaluated workflow's last writes, left by applyCommands to its caller:
- * the last run of scheduled tasks (inserted and queued with every other
- * workflow's of the transaction in one statement), what follows their insert,
- * and the finish (one statement for all: finishEvaluations).
- */
-interface EvaluationTail {
-  workflow: WorkflowExecutionRow;
-  pending: PendingSchedule;
-  /** What follows the insert of `pending`, given the rows it inserted (by identity), or none when the insert is sent with the finish. */
-  afterInsert(created: ReadonlyMap<string, TaskWithoutPayloads> | undefined): Promise<void>;
-  /** Its decide re-enqueue when it ended something unseen; then what finishEvaluations writes for it. */
-  finish(): Promise<EvaluationFinish>;
-}
-
-/** A run of scheduleTask commands and the rows they insert, in the same order. */
-interface PendingSchedule {
-  batch: { command: ScheduleTaskCommand; input: OffloadedPayload }[];
-  rows: (InsertTaskInput & { id: string; enqueue?: TaskQueueEntry })[];
-}
-
-/** A HUMAN task scheduled IN_PROGRESS opens its inbox entry once inserted (openHumanTask), which needs the inserted row. */
-const opensInboxEntry = (c: ScheduleTaskCommand): boolean => c.taskType === "HUMAN" && c.status === "IN_PROGRESS";
-
-/**
  * The evaluations' last writes for the whole transaction, where each workflow
  * took two round trips: every workflow's last run of scheduled tasks in one
  * insertAndEnqueueTasks, then every finish in one finishEvaluations (the system bench
@@ -318,11 +264,6 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
     finishes.push(await tail.finish());
   }
   await finishEvaluations(trx, finishes, { commit: true, ...(unanswered ? { before: insertAndEnqueueTasksStatement(trx, rows) } : {}) });
-}
-
-/** Inserted task rows by identity (ref, iteration, attempt) within one workflow. */
-function createdByKey(rows: readonly TaskWithoutPayloads[]): Map<string, TaskWithoutPayloads> {
-  return new Map(rows.map((row) => [keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt }), row]));
 }
 
 /**
@@ -457,502 +398,4 @@ async function loadBlueprint(db: Kysely<Database>, namespaceId: string, name: st
   const blueprint = row.blueprint as Blueprint;
   blueprints.set(cacheKey, blueprint);
   return blueprint;
-}
-
-// ---------------------------------------------------------------------------
-// Applying a decision
-
-/**
- * The row of a task the decider resolves itself (NOOP, SWITCH, JOIN, a skip…):
- * born terminal and already seen, so the unprocessed index never holds it.
- */
-function endedByDecider(
-  c: { key: TaskKey; taskType: string; taskDefName: string; parentRef?: string },
-  status: TaskStatus,
-  now: Date,
-): Omit<InsertTaskInput, "workflowId" | "namespaceId"> {
-  return {
-    refName: c.key.ref,
-    iteration: c.key.iteration,
-    attempt: c.key.attempt,
-    taskType: c.taskType,
-    taskDefName: c.taskDefName,
-    queueName: null,
-    status,
-    scheduledAt: now,
-    endedAt: now,
-    updatedAt: now,
-    deciderSeenAt: now,
-    parentRef: c.parentRef ?? null,
-  };
-}
-
-function keyText(key: TaskKey): string {
-  return `${key.ref}\u0000${key.iteration}\u0000${key.attempt}`;
-}
-
-function describe(key: TaskKey): string {
-  return `${key.ref}[${key.iteration}.${key.attempt}]`;
-}
-
-const WORKFLOW_END_STATUS = {
-  completeWorkflow: "COMPLETED",
-  failWorkflow: "FAILED",
-  terminateWorkflow: "TERMINATED",
-  timeOutWorkflow: "TIMED_OUT",
-} as const satisfies Record<WorkflowEndCommand["kind"], WorkflowEndStatus>;
-
-/**
- * The workflow row is addressed by "id" alone: a "startedAt" read back into a
- * JS Date has lost its microseconds, so equality on it would miss the row (see
- * lockWorkflow). The row is locked already; the partition probes are cheap.
- *
- * Applies `commands` in order inside the evaluation's transaction. Every
- * compare-and-set that matches no row throws {@link CompareAndSetMiss}, which
- * rolls everything back — the claim included, so the workflow stays queued.
- */
-async function applyCommands(
-  deps: EvaluatorDeps,
-  trx: Transaction<Database>,
-  wf: WorkflowExecutionRow,
-  frontier: readonly TaskExecutionRow[],
-  commands: readonly Command[],
-  nowMs: number,
-): Promise<EvaluationTail> {
-  const now = new Date(nowMs);
-  const workflowId = wf.id;
-  const namespaceId = wf.namespaceId;
-  const events: FinishEvent[] = [];
-  /** Ended tasks this evaluation reacted to (decide's markSeen), stamped seen by finishEvaluations (finishTails). */
-  const seen: string[] = [];
-  /** Task id by identity, for rows inserted or started in this evaluation (later commands address them by key). */
-  const inserted = new Map<string, string>();
-  /** Something this evaluation ended unseen (a child start failed, START_WORKFLOW done): the next evaluation reacts. */
-  let evaluateAgain: string | undefined;
-  /** The workflow's end, when this evaluation ended it. */
-  let ending: WorkflowEnding | undefined;
-  /** Identities a scheduleTask found already present: their side effects were applied when they were inserted. */
-  const absorbed = new Set<string>();
-  const byId = new Map(frontier.map((r) => [r.id, r]));
-  const miss = (what: string): never => {
-    throw new CompareAndSetMiss(`workflow ${workflowId}: ${what}`);
-  };
-  const dequeue = async (taskId: string): Promise<void> => {
-    // Lock order: the queue row before the task row (task-queues.ts).
-    const queueName = byId.get(taskId)?.queueName;
-    if (!queueName) return; // Never queued, so never leased: it holds no permit either.
-    await removeQueuedTask(trx, { namespaceId, queueName, taskId });
-    await releaseTaskGates(trx, { namespaceId, taskId, queueName });
-  };
-  const insertOne = async (row: Omit<InsertTaskInput, "workflowId" | "namespaceId">): Promise<TaskExecutionRow | undefined> => {
-    const [created] = await insertTasks(trx, [{ ...row, workflowId, namespaceId }]);
-    const k = keyText({ ref: row.refName, iteration: row.iteration, attempt: row.attempt });
-    if (created) inserted.set(k, created.id);
-    else absorbed.add(k);
-    return created;
-  };
-  const taskIdOf = (key: TaskKey, taskId?: string): string | undefined => taskId ?? inserted.get(keyText(key));
-  // Invariant 8: a payload over 256 KB goes to the blob store, written before this transaction commits.
-  const store = async (value: unknown): Promise<OffloadedPayload> => (deps.blobs ? offloadIfLarge(deps.blobs, value) : { inline: value });
-  const inlineOf = (p: OffloadedPayload): unknown => ("inline" in p ? p.inline : {});
-  const refOf = (p: OffloadedPayload): string | null => ("ref" in p ? p.ref : null);
-  /** Ends a task this shell started (a child start that failed, a START_WORKFLOW that started) unseen, like a worker's report. */
-  const endStartedTask = async (key: TaskKey, taskId: string, status: "COMPLETED" | "FAILED", output: Record<string, unknown>, reason: string | null): Promise<void> => {
-    const row = await transitionTask(
-      trx,
-      { workflowId, taskId, from: "IN_PROGRESS" },
-      { status, output, reasonForIncompletion: reason, endedAt: now, deciderSeenAt: null, updatedAt: now },
-    );
-    if (!row) miss(`end ${describe(key)} after starting a workflow`);
-    // Left unseen like a worker's report, so the next evaluation's markSeen records the end in the history.
-    evaluateAgain = `${key.ref} ${status}`;
-  };
-
-  /**
-   * A run of consecutive scheduleTask commands, inserted and queued in one
-   * statement when the next other command comes (or at the end), with their
-   * side effects then applied in order: later commands see them exactly as
-   * if each had been inserted on its own.
-   */
-  const scheduled: { command: ScheduleTaskCommand; input: OffloadedPayload }[] = [];
-  /** The run of scheduleTask commands in hand, taken as the rows to insert (and queue). */
-  const takeScheduled = (): PendingSchedule => {
-    const batch = scheduled.splice(0);
-    const rows = batch.map(({ command: c, input }) => {
-      const started = c.status === "IN_PROGRESS";
-      const queued = c.executor === "worker" || c.executor === "system";
-      if (queued && c.queueName === undefined) throw new Error(`scheduleTask ${describe(c.key)}: a ${c.executor} task without queueName`);
-      return {
-        // Given here rather than by the column's default, so that the finish can name the task without waiting for
-        // the insert's answer (finishTails).
-        id: uuidv7(),
-        workflowId,
-        namespaceId,
-        refName: c.key.ref,
-        iteration: c.key.iteration,
-        attempt: c.key.attempt,
-        taskType: c.taskType,
-        taskDefName: c.taskDefName,
-        queueName: c.queueName ?? null,
-        status: c.status,
-        input: inlineOf(input),
-        inputRef: refOf(input),
-        output: c.output,
-        scheduledAt: now,
-        firstScheduledAt: c.firstScheduledAt === undefined ? null : new Date(c.firstScheduledAt),
-        startedAt: started ? now : null,
-        updatedAt: now,
-        responseTimeoutSeconds: c.policy.responseTimeoutSeconds,
-        timeoutSeconds: c.policy.timeoutSeconds,
-        pollTimeoutSeconds: c.policy.pollTimeoutSeconds,
-        parentRef: c.parentRef ?? null,
-        forkIndex: c.forkIndex ?? null,
-        // Visible now: the column's default now() — the transaction's start —
-        // is what the enqueue compares to decide whether to NOTIFY; an
-        // app-clock "now" read after BEGIN is always a little later, so no
-        // parked worker would ever be woken (found by runtime.int.test.ts).
-        ...(queued ? { enqueue: { priority: c.priority, ...(c.runAt > nowMs ? { visibleAt: new Date(c.runAt) } : {}) } } : {}),
-      };
-    });
-    return { batch, rows };
-  };
-  /**
-   * What follows the insert for each command of the run: its task id, a HUMAN task's inbox entry, TASK_SCHEDULED.
-   * Without `created`, the insert travels with the finish, unanswered (finishTails; never for a run that opens inbox
-   * entries): each row is taken as inserted under the id it was given, and its TASK_SCHEDULED is kept only if it was.
-   */
-  const afterInsert = async ({ batch, rows }: PendingSchedule, created: ReadonlyMap<string, TaskWithoutPayloads> | undefined): Promise<void> => {
-    for (const [i, { command: c }] of batch.entries()) {
-      const k = keyText(c.key);
-      const row = created?.get(k);
-      const id = created === undefined ? rows[i]!.id : row?.id;
-      // Scheduled by an earlier evaluation (invariant 5): nothing twice.
-      if (id === undefined) {
-        absorbed.add(k);
-        continue;
-      }
-      inserted.set(k, id);
-      if (opensInboxEntry(c)) {
-        if (row === undefined) throw new Error(`scheduleTask ${describe(c.key)}: an inbox entry needs the inserted row`);
-        await openHumanTask(trx, row, c.input, now);
-      }
-      events.push({
-        type: "TASK_SCHEDULED",
-        refName: c.key.ref,
-        taskId: id,
-        status: c.status,
-        data: { iteration: c.key.iteration, attempt: c.key.attempt, ...(c.reason ? { reason: c.reason } : {}) },
-        ...(created === undefined ? { ifInserted: true } : {}),
-      });
-    }
-  };
-  const flushScheduled = async (): Promise<void> => {
-    if (scheduled.length === 0) return;
-    const pending = takeScheduled();
-    await afterInsert(pending, createdByKey(await insertAndEnqueueTasks(trx, pending.rows)));
-  };
-
-  for (const c of commands) {
-    // A command that writes may read or name a row just scheduled, so the run of
-    // scheduled tasks before it is inserted first. markSeen writes nothing and
-    // reads only the frontier as loaded; decide emits it after every schedule of
-    // the evaluation, so flushing for it inserted each chain step's next task in
-    // a statement of its own instead of the transaction's one (finishTails):
-    // 4,162–4,620 inserts against ~1,400 in a 20-second closed loop of ~2,100
-    // transactions (docs/performance.md, item 49).
-    if (c.kind !== "scheduleTask" && c.kind !== "markSeen") await flushScheduled();
-    switch (c.kind) {
-      case "scheduleTask":
-        scheduled.push({ command: c, input: await store(c.input) });
-        break;
-      case "completeTask":
-      case "failTask": {
-        const type = c.kind === "completeTask" ? "TASK_COMPLETED" : "TASK_FAILED";
-        if (c.taskId === undefined) {
-          const output = await store(c.output ?? {});
-          const created = await insertOne({
-            ...endedByDecider(c, c.status, now),
-            input: c.input ?? {},
-            output: inlineOf(output),
-            outputRef: refOf(output),
-            reasonForIncompletion: c.reasonForIncompletion ?? null,
-            startedAt: now,
-          });
-          if (created) events.push({ type, refName: c.key.ref, taskId: created.id, status: c.status });
-          break;
-        }
-        await dequeue(c.taskId);
-        const row = await transitionTask(
-          trx,
-          { workflowId, taskId: c.taskId, from: c.from ?? byId.get(c.taskId)?.status ?? "IN_PROGRESS" },
-          {
-            status: c.status,
-            ...(c.output !== undefined ? { output: c.output } : {}),
-            ...(c.reasonForIncompletion !== undefined ? { reasonForIncompletion: c.reasonForIncompletion } : {}),
-            endedAt: now,
-            deciderSeenAt: now,
-            updatedAt: now,
-          },
-        );
-        if (!row) miss(`${c.kind} ${describe(c.key)} from ${c.from}`);
-        // A HUMAN attempt the decider ended (its timeoutSeconds ran out) leaves no item open in anyone's inbox.
-        if (row?.taskType === "HUMAN") await cancelOpenHumanTasks(trx, workflowId, { taskId: c.taskId, now, status: c.status === "TIMED_OUT" ? "EXPIRED" : "CANCELED" });
-        events.push({ type, refName: c.key.ref, taskId: c.taskId, status: c.status, data: c.reasonForIncompletion ? { reason: c.reasonForIncompletion } : {} });
-        break;
-      }
-      case "skipTask": {
-        const created = await insertOne(endedByDecider(c, "SKIPPED", now));
-        if (created) events.push({ type: "TASK_SKIPPED", refName: c.key.ref, taskId: created.id, status: "SKIPPED" });
-        break;
-      }
-      case "cancelTask": {
-        const childId = byId.get(c.taskId)?.subWorkflowId;
-        if (childId) {
-          // Lock order parent → child: this evaluation holds the parent; a child
-          // evaluation holds the child and touches only this task row, which the
-          // compare-and-set below then finds moved on (a miss, retried).
-          await terminateWorkflowTree(trx, { workflowId: childId, namespaceId, reason: `Parent workflow ${workflowId}: ${c.reason}`, notifyParent: false, now });
-        }
-        await dequeue(c.taskId);
-        const row = await transitionTask(
-          trx,
-          { workflowId, taskId: c.taskId, from: c.from },
-          { status: "CANCELED", reasonForIncompletion: c.reason, endedAt: now, deciderSeenAt: now, updatedAt: now },
-        );
-        if (!row) miss(`cancelTask ${describe(c.key)} from ${c.from}`);
-        if (row?.taskType === "HUMAN") await cancelOpenHumanTasks(trx, workflowId, { taskId: c.taskId, now });
-        events.push({ type: "TASK_CANCELED", refName: c.key.ref, taskId: c.taskId, status: "CANCELED", data: { reason: c.reason } });
-        break;
-      }
-      case "startTask": {
-        const row = await transitionTask(
-          trx,
-          { workflowId, taskId: c.taskId, from: c.from },
-          { status: "IN_PROGRESS", input: c.input, startedAt: now, updatedAt: now },
-        );
-        if (!row) miss(`startTask ${describe(c.key)} from ${c.from}`);
-        inserted.set(keyText(c.key), c.taskId);
-        if (row!.taskType === "HUMAN") await openHumanTask(trx, row!, c.input, now);
-        events.push({ type: "TASK_STARTED", refName: c.key.ref, taskId: c.taskId, status: "IN_PROGRESS" });
-        break;
-      }
-      case "updateTask": {
-        const taskId = taskIdOf(c.key, c.taskId);
-        const row = await transitionTask(
-          trx,
-          taskId !== undefined ? { workflowId, taskId, from: c.from } : { workflowId, key: c.key, from: c.from },
-          { output: c.output, updatedAt: now },
-        );
-        if (!row) miss(`updateTask ${describe(c.key)} from ${c.from}`);
-        events.push({ type: "TASK_UPDATED", refName: c.key.ref, taskId: row!.id, status: row!.status });
-        break;
-      }
-      case "aggregateForkOutput": {
-        const id = await aggregateForkOutput(trx, workflowId, c, now);
-        if (id === undefined) miss(`aggregateForkOutput ${describe(c.key)} (${c.status}, ${c.total} instances)`);
-        events.push({ type: c.status === "COMPLETED" ? "TASK_COMPLETED" : "TASK_FAILED", refName: c.key.ref, taskId: id ?? null, status: c.status });
-        break;
-      }
-      case "setVariables":
-        await trx
-          .updateTable("WorkflowExecutions")
-          .set({ variables: json(c.variables) })
-          .where("id", "=", workflowId)
-          .execute();
-        events.push({ type: "VARIABLES_SET", data: { variables: c.variables } });
-        break;
-      case "armTimer": {
-        // Side effects of a scheduleTask whose insert was absorbed were applied by the evaluation that inserted it.
-        if (c.key !== undefined && absorbed.has(keyText(c.key))) break;
-        const taskId = c.key === undefined ? undefined : taskIdOf(c.key, c.taskId);
-        await armTimer(trx, {
-          kind: c.timer,
-          fireAt: new Date(c.fireAt),
-          namespaceId,
-          workflowId,
-          taskId: taskId ?? null,
-          payload: c.key === undefined ? {} : { key: c.key },
-        });
-        break;
-      }
-      case "cancelTimer":
-        await cancelTimers(trx, { workflowId, taskId: c.taskId });
-        break;
-      case "markSeen": {
-        // Stamped in the transaction's last statement (finishEvaluations, via finishTails).
-        seen.push(...c.taskIds);
-        // A worker's report (and an operator's completion) ends a task without
-        // writing history: the row lock is the decider's. The decider records
-        // the end here, when it first sees it, so the run's history — and the
-        // live view that follows it — shows every task ending, once: a row is
-        // seen once (deciderSeenAt), and rows this evaluation ended itself are
-        // born seen or recorded where they end.
-        const byId = new Map(frontier.map((r) => [r.id, r]));
-        for (const taskId of c.taskIds) {
-          const row = byId.get(taskId);
-          if (!row || row.endedAt === null) continue;
-          events.push({
-            type: `TASK_${row.status}`,
-            refName: row.refName,
-            taskId,
-            status: row.status,
-            data: {
-              iteration: row.iteration,
-              attempt: row.attempt,
-              ...(row.reasonForIncompletion ? { reason: row.reasonForIncompletion.slice(0, 500) } : {}),
-            },
-          });
-        }
-        break;
-      }
-      case "pruneIterations":
-        await trx
-          .deleteFrom("TaskExecutions")
-          .where("workflowId", "=", workflowId)
-          .where("refName", "in", c.refs.length > 0 ? c.refs : ["\u0000none"])
-          .where("iteration", "<", c.belowIteration)
-          .where("endedAt", "is not", null)
-          .execute();
-        break;
-      case "alert":
-        deps.logger?.warn({ workflowId, alert: c.alert, taskId: c.taskId }, c.message);
-        events.push({ type: "ALERT", refName: c.key?.ref ?? null, taskId: c.taskId ?? null, data: { alert: c.alert, message: c.message } });
-        break;
-      case "requestEvaluation":
-        await enqueueDecide(trx, { workflowId, namespaceId, reason: c.reason });
-        break;
-      case "completeWorkflow":
-      case "failWorkflow":
-      case "terminateWorkflow":
-      case "timeOutWorkflow": {
-        const status = WORKFLOW_END_STATUS[c.kind];
-        const reason = c.kind === "completeWorkflow" ? null : c.reason;
-        const failedTaskRef = c.kind === "failWorkflow" ? c.failedTaskRef : c.kind === "timeOutWorkflow" ? c.timedOutTaskRef : undefined;
-        const output = await store(c.output);
-        // Written with the version bump, and the run's open inbox rows canceled, in the
-        // transaction's finish (finishEvaluations): one UPDATE of the run row, not two.
-        ending = { status, output: inlineOf(output), outputRef: refOf(output), reasonForIncompletion: reason, failedTaskRef: failedTaskRef ?? null };
-        // Its timers are left to fire: the poller drops a timer whose workflow
-        // has ended (timer-poller.ts). Deleting them here cost every run a
-        // statement that scans every "Timers" partition, which has no index on
-        // "workflowId" (timers.ts): O(pending timers) per completed run.
-        // Terminating a workflow still deletes them (workflow-lifecycle.ts).
-        events.push({ type: `WORKFLOW_${status}`, status, data: reason ? { reason } : {} });
-        await afterWorkflowEnded(
-          trx,
-          { id: workflowId, namespaceId, status, output: c.output, reasonForIncompletion: reason, parentWorkflowId: wf.parentWorkflowId, parentTaskId: wf.parentTaskId },
-          now,
-        );
-        if ((c.kind === "failWorkflow" || c.kind === "timeOutWorkflow") && c.failureWorkflow !== undefined) {
-          const started = await startNestedExecution(trx, deps.blobs, {
-            namespaceId,
-            name: c.failureWorkflow.name,
-            input: { ...c.failureWorkflow.input, failedWorkflow: { workflowId, defName: wf.defName, defVersion: wf.defVersion, status, reason } },
-            ...(wf.correlationId !== null ? { correlationId: wf.correlationId } : {}),
-            priority: wf.priority,
-          });
-          if (started.ok) {
-            events.push({ type: "FAILURE_WORKFLOW_STARTED", data: { name: c.failureWorkflow.name, workflowId: started.workflowId } });
-          } else {
-            // The failure is already decided; a failure workflow that cannot start is recorded, never silently dropped.
-            deps.logger?.error({ workflowId, failureWorkflow: c.failureWorkflow.name, reason: startFailure(started) }, "decider: failureWorkflow not started");
-            events.push({ type: "FAILURE_WORKFLOW_NOT_STARTED", data: { name: c.failureWorkflow.name, reason: startFailure(started) } });
-          }
-        }
-        break;
-      }
-      case "startSubWorkflow":
-      case "startWorkflow": {
-        // Side effects of a scheduleTask whose insert was absorbed were applied by the evaluation that inserted it.
-        if (absorbed.has(keyText(c.key))) break;
-        const taskId = taskIdOf(c.key);
-        if (taskId === undefined) throw new Error(`${c.kind} ${describe(c.key)}: no task row was inserted or started for it`);
-        const started: StartExecutionResult =
-          c.kind === "startSubWorkflow" && c.workflowDefinition !== undefined
-            ? { ok: false, reason: "not-found", message: "an inline workflowDefinition is not supported yet: register the workflow and reference it by name" }
-            : await startNestedExecution(trx, deps.blobs, {
-                namespaceId,
-                name: c.name,
-                ...(c.version !== undefined ? { version: c.version } : {}),
-                input: c.input,
-                ...(c.correlationId !== undefined ? { correlationId: c.correlationId } : {}),
-                priority: c.kind === "startSubWorkflow" ? c.priority : wf.priority,
-                ...(c.kind === "startSubWorkflow" ? { parentWorkflowId: workflowId, parentTaskId: taskId } : {}),
-              });
-        if (!started.ok) {
-          // Failed like a worker's failure, unseen: the next evaluation applies the retry policy.
-          await endStartedTask(c.key, taskId, "FAILED", {}, `Could not start workflow "${c.name}": ${startFailure(started)}`);
-        } else if (c.kind === "startSubWorkflow") {
-          await trx.updateTable("TaskExecutions").set({ subWorkflowId: started.workflowId, updatedAt: now }).where("workflowId", "=", workflowId).where("id", "=", taskId).execute();
-          events.push({ type: "SUB_WORKFLOW_STARTED", refName: c.key.ref, taskId, data: { workflowId: started.workflowId, name: c.name } });
-        } else {
-          await endStartedTask(c.key, taskId, "COMPLETED", { workflowId: started.workflowId }, null);
-        }
-        break;
-      }
-      default: {
-        const unknown: never = c;
-        throw new Error(`evaluator: unknown command ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);
-      }
-    }
-  }
-  // The last run of scheduled tasks and the finish are left to the caller, which writes them for every workflow of
-  // the transaction at once (finishTails): nothing after them here reads what they write.
-  const pending = takeScheduled();
-  return {
-    workflow: wf,
-    pending,
-    afterInsert: (created) => afterInsert(pending, created),
-    finish: async () => {
-      if (evaluateAgain !== undefined) await enqueueDecide(trx, { workflowId, namespaceId, reason: evaluateAgain });
-      // `wf` is the row this evaluation locked: the seen marks, the version bump and the history append.
-      return { locked: wf, seenTaskIds: seen, events, at: now, ...(ending ? { ending } : {}) };
-    },
-  };
-}
-
-function startFailure(result: Extract<StartExecutionResult, { ok: false }>): string {
-  if (result.reason === "invalid-input") {
-    return `invalid input: ${result.problems.map((p) => `${p.path.length > 0 ? p.path.join(".") : "(input)"}: ${p.message}`).join("; ")}`;
-  }
-  return result.message;
-}
-
-/** The documented statement (engine/decide/types.ts, AggregateForkOutputCommand), verbatim in shape. */
-async function aggregateForkOutput(
-  trx: Transaction<Database>,
-  workflowId: string,
-  c: Extract<Command, { kind: "aggregateForkOutput" }>,
-  now: Date,
-): Promise<string | undefined> {
-  const { rows } = await sql<{ id: string }>`
-    WITH fork AS (
-      SELECT "id", "input" FROM "TaskExecutions"
-      WHERE "workflowId" = ${workflowId}::uuid AND "refName" = ${c.key.ref} AND "iteration" = ${c.key.iteration}
-        AND "attempt" = ${c.key.attempt} AND "status" = ${c.from}
-    ), inst AS (
-      SELECT g.k, t."output"
-      FROM generate_series(0, ${c.total}::int - 1) AS g(k)
-      LEFT JOIN "TaskExecutions" AS t
-        ON t."workflowId" = ${workflowId}::uuid AND t."refName" = ${c.key.ref} || '#' || g.k AND t."iteration" = ${c.key.iteration}
-       AND t."status" IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'SKIPPED')
-    ), agg AS (
-      SELECT count(inst."output") AS done,
-             jsonb_build_object('results', coalesce(jsonb_agg(inst."output" ORDER BY inst.k), '[]'::jsonb)) AS results,
-             coalesce(jsonb_object_agg(coalesce(fork."input" -> 'forkedTasks' ->> inst.k, inst.k::text), inst."output")
-                        FILTER (WHERE inst."output" IS NOT NULL), '{}'::jsonb) AS by_label
-      FROM inst CROSS JOIN fork
-      GROUP BY fork."id"
-    )
-    UPDATE "TaskExecutions" AS f
-    SET "status" = ${c.status},
-        "output" = CASE ${c.shape}::text WHEN 'results' THEN agg.results ELSE agg.by_label END,
-        "reasonForIncompletion" = coalesce(${c.reasonForIncompletion ?? null}::text, f."reasonForIncompletion"),
-        "endedAt" = ${now}, "updatedAt" = ${now},
-        "deciderSeenAt" = NULL
-    FROM fork, agg
-    WHERE f."workflowId" = ${workflowId}::uuid AND f."id" = fork."id"
-      AND (${c.status}::text <> 'COMPLETED' OR agg.done = ${c.total}::int)
-    RETURNING f."id"`.execute(trx);
-  return rows[0]?.id;
 }
