@@ -267,7 +267,7 @@ export async function runWorker(argv: string[], env: Env, io: WorkerIo = process
   }
   const stats = running.stats();
   io.out(
-    `nf worker: stopped: ${stats.completed} completed, ${stats.failed + stats.failedTerminal} failed${result.released > 0 ? `, ${result.released} given back to the queue` : ""}${result.abandoned > 0 ? `, ${result.abandoned} left to their lease` : ""}.`,
+    `nf worker: stopped: ${stats.completed} completed, ${stats.failed + stats.failedTerminal} failed${result.released > 0 ? `, ${result.released} given back to the queue` : ""}${result.abandoned > 0 ? `, ${result.abandoned} left to their lease` : ""}${stats.reportRetries > 0 ? `, ${stats.reportRetries} report${stats.reportRetries === 1 ? "" : "s"} sent again after an outage` : ""}${stats.reportErrors > 0 ? `, ${stats.reportErrors} report${stats.reportErrors === 1 ? "" : "s"} given up (their tasks are handed on when the lease lapses)` : ""}.`,
   );
   if (fatal !== undefined) {
     io.err(fatal);

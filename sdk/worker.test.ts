@@ -291,6 +291,32 @@ describe("createWorker", () => {
     expect(worker.stats()).toMatchObject({ completed: 0, refused: 1, unconfirmed: 1 });
   });
 
+  it("keeps sending a finished result through an outage while its lease lasts, and it lands once the server is back", async () => {
+    const fake = new FakeProtocol();
+    // More failures than the client's own retries take (5 attempts a call here): the worker's own retry must carry it.
+    fake.scripted.set("complete", Array.from({ length: 8 }, () => ({ status: 503 })));
+    fake.add(1);
+    const worker = start(fake, () => ({ ok: true }));
+    await until(() => worker.stats().completed === 1, "the report to land", 10_000);
+    expect(worker.stats()).toMatchObject({ completed: 1, reportErrors: 0, refused: 0, unconfirmed: 0 });
+    expect(worker.stats().reportRetries).toBeGreaterThan(0);
+    expect(fake.callsOf("complete")).toHaveLength(9);
+  });
+
+  it("gives a report up only once the task's lease can no longer be valid", async () => {
+    const fake = new FakeProtocol();
+    fake.scripted.set("complete", Array.from({ length: 500 }, () => ({ status: 503 })));
+    fake.scripted.set("heartbeat", Array.from({ length: 500 }, () => ({ status: 503 })));
+    fake.add(1);
+    const began = Date.now();
+    const worker = start(fake, () => ({ ok: true }), { leaseSeconds: 2 });
+    await until(() => worker.stats().reportErrors === 1, "the report to be given up", 10_000);
+    // Not before the 2-second lease (less the last backoff it would not wait out) was nearly spent.
+    expect(Date.now() - began).toBeGreaterThan(1000);
+    expect(worker.stats()).toMatchObject({ completed: 0, reportErrors: 1 });
+    expect(worker.stats().reportRetries).toBeGreaterThan(0);
+  });
+
   it("stop() aborts the parked poll, lets the running handler finish and report, and polls no more", async () => {
     const fake = new FakeProtocol();
     fake.add(1);

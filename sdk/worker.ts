@@ -1,4 +1,4 @@
-import { NodeFlowApiError } from "./api-error";
+import { NodeFlowApiError, NodeFlowNetworkError } from "./api-error";
 import type { JsonObject, PolledTask, ReportNext, ReportResult } from "./api-types";
 import { createNodeFlowClient } from "./http-client";
 import type { NodeFlowClient } from "./http-client";
@@ -121,7 +121,10 @@ export interface WorkerStats {
   released: number;
   /** Tasks still running when `stop()` timed out, left to their lease (the abandon policy, or a release that failed). */
   abandoned: number;
+  /** Reports given up: they kept failing (network, 5xx) until the task's lease could no longer be valid, or the worker stopped. */
   reportErrors: number;
+  /** Report attempts made again after the client's own retries were spent, while the lease could still be valid. */
+  reportRetries: number;
   pollErrors: number;
   heartbeatErrors: number;
   /** Log lines not sent: the server was unreachable, the buffer overflowed, or they came after the report. */
@@ -251,6 +254,8 @@ interface Execution<I> {
   done: Promise<void>;
   /** Whether it holds a concurrency slot (always, unless a server answered more tasks than asked). */
   holdsSlot: boolean;
+  /** performance.now() by which the server's lease may end: from the lease asked for, renewed by each heartbeat. */
+  leaseUntil: number;
 }
 
 const consoleLogger: WorkerLogger = {
@@ -295,6 +300,12 @@ function outputProblem(output: unknown): string | undefined {
     return `the handler's output is not JSON: ${error instanceof Error ? error.message : errorText(error)}`;
   }
   return undefined;
+}
+
+/** No answer, or an answer that says "not now" (5xx, 429): the same report may land later. A 4xx is final. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof NodeFlowNetworkError) return true;
+  return error instanceof NodeFlowApiError && ((error.status >= 500 && error.status !== 501) || error.status === 429);
 }
 
 function isRefusal(error: unknown): error is NodeFlowApiError {
@@ -366,6 +377,9 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
   });
   // A poll loop's own backoff after its retries are spent (the server is down, or the key was revoked).
   const pollBackoff = resolveRetryOptions({ minDelayMs: 1000, maxDelayMs: 30_000 });
+  // A report's, after the client's: its result is finished work, worth waiting for the server as long as the lease lasts.
+  const reportBackoff = resolveRetryOptions({ minDelayMs: 500, maxDelayMs: 10_000 });
+  const lastReportError = new WeakMap<Execution<I>, unknown>();
 
   const stats: Omit<WorkerStats, "inFlight"> = {
     polls: 0,
@@ -380,6 +394,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
     released: 0,
     abandoned: 0,
     reportErrors: 0,
+    reportRetries: 0,
     pollErrors: 0,
     heartbeatErrors: 0,
     logLinesDropped: 0,
@@ -407,10 +422,12 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
     deadlineTimer = setTimeout(deadlinePassed, timeoutMs);
   }
 
+  /** The lease a task is held under: its definition's heartbeat window, else the lease the worker asks for. */
+  const leaseWindowSeconds = (task: WorkerTask<I>): number =>
+    task.responseTimeoutSeconds !== null && task.responseTimeoutSeconds > 0 ? task.responseTimeoutSeconds : leaseSeconds;
   const heartbeatEvery = (task: WorkerTask<I>): number => {
     if (options.heartbeatIntervalMs !== undefined) return options.heartbeatIntervalMs;
-    const windowSeconds = task.responseTimeoutSeconds !== null && task.responseTimeoutSeconds > 0 ? task.responseTimeoutSeconds : leaseSeconds;
-    return Math.min(30_000, Math.max(100, (windowSeconds * 1000) / 3));
+    return Math.min(30_000, Math.max(100, (leaseWindowSeconds(task) * 1000) / 3));
   };
 
   function markLost(exec: Execution<I>, detail: string): void {
@@ -426,6 +443,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
     if (exec.state === "lost") throw exec.controller.signal.reason;
     if (exec.state !== "running" && exec.state !== "reporting") return;
     const every = heartbeatEvery(exec.task);
+    const sentAt = performance.now();
     try {
       const result = await client.heartbeatTask(
         exec.task,
@@ -433,6 +451,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
         // A heartbeat that takes longer than its interval is late anyway; the next one tries afresh.
         { signal: hardStop.signal, timeoutMs: Math.max(1000, every), retry: { retries: 2, maxDelayMs: Math.max(200, every / 2) } },
       );
+      exec.leaseUntil = Math.max(exec.leaseUntil, sentAt + result.leaseSeconds * 1000);
       emit({ type: "heartbeat", task: exec.task, leaseSeconds: result.leaseSeconds });
     } catch (error) {
       // Once the report is under way it deletes the lease, and a heartbeat racing it is refused: nothing is lost.
@@ -506,21 +525,56 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
     });
   }
 
-  /** Reports `outcome`; resolves with how the task ended, never rejects. */
+  /**
+   * Reports `outcome`; resolves with how the task ended, never rejects.
+   *
+   * A finished result is never dropped while the server could still take it:
+   * a report that fails without an answer, or with a 5xx or 429 (the client's
+   * own retries spent — the server restarting, the database down), is sent
+   * again with backoff for as long as the task's lease may still be valid
+   * (heartbeats keep renewing it meanwhile, when they get through). Reports
+   * are idempotent: one that landed and lost its answer is answered the same
+   * on its retry. Only then, or when the worker is stopped hard, is it given
+   * up (`report-error`), and the lease lapses so the task is handed on.
+   */
   async function report(exec: Execution<I>, outcome: Outcome): Promise<TaskOutcome> {
+    for (let retry = 1; ; retry++) {
+      const attempt = await reportOnce(exec, outcome, retry > 1);
+      if (attempt !== "transient") return attempt;
+      const wait = backoffDelay(retry, reportBackoff);
+      if (hardStop.signal.aborted || performance.now() + wait >= exec.leaseUntil) return giveUpReport(exec);
+      stats.reportRetries += 1;
+      await sleep(wait, hardStop.signal).catch(() => undefined);
+    }
+  }
+
+  function giveUpReport(exec: Execution<I>): TaskOutcome {
+    stats.reportErrors += 1;
+    const error = lastReportError.get(exec);
+    lastReportError.delete(exec);
+    emit({ type: "error", stage: "report", error, task: exec.task });
+    logger.error(
+      { taskId: exec.task.taskId, workflowId: exec.task.workflowId, error: errorText(error) },
+      hardStop.signal.aborted ? "stopped before a task's report got through; its lease will lapse and it will be handed on" : "could not report a task before its lease ran out; it will be handed on",
+    );
+    return "report-error";
+  }
+
+  /** One report, with the client's own retries; "transient" when it may be sent again. */
+  async function reportOnce(exec: Execution<I>, outcome: Outcome, isRetry: boolean): Promise<TaskOutcome | "transient"> {
     const ref = exec.task;
     const signal = hardStop.signal;
     try {
       if (outcome.kind === "completed") {
         const problem = outputProblem(outcome.output);
-        if (problem !== undefined) return report(exec, { kind: "failed", retryable: false, reason: problem });
+        if (problem !== undefined) return reportOnce(exec, { kind: "failed", retryable: false, reason: problem }, isRetry);
         let result: ReportResult<I>;
         try {
           result = await client.completeTask<I>(ref, { workerId, output: (outcome.output ?? {}) as JsonObject, ...nextAsk(exec) }, { signal });
         } catch (error) {
           // The server checks what the SDK cannot (the output's size, its schema): fail the task with its words, or it would hang until its lease lapsed.
           if (error instanceof NodeFlowApiError && error.status === 400) {
-            return report(exec, { kind: "failed", retryable: false, reason: `the server refused the output: ${error.detail ?? error.message}` });
+            return reportOnce(exec, { kind: "failed", retryable: false, reason: `the server refused the output: ${error.detail ?? error.message}` }, isRetry);
           }
           throw error;
         }
@@ -542,7 +596,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
         // The server answers a retry of a report it applied as it answered
         // the first attempt; a retry refused all the same is told apart from
         // a first-attempt refusal, since its first attempt may have landed.
-        if (error.attempts > 1) {
+        if (error.attempts > 1 || isRetry) {
           stats.unconfirmed += 1;
           logger.warn({ taskId: ref.taskId, detail: error.detail }, "a retried report was refused: the task ended otherwise between its attempts");
           return "unconfirmed";
@@ -551,10 +605,12 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
         logger.warn({ taskId: ref.taskId, detail: error.detail }, "the server refused the report: the task is no longer held by this worker");
         return "refused";
       }
-      stats.reportErrors += 1;
-      emit({ type: "error", stage: "report", error, task: exec.task });
-      logger.error({ taskId: ref.taskId, workflowId: ref.workflowId, error: errorText(error) }, "could not report a task; its lease will lapse and it will be handed on");
-      return "report-error";
+      lastReportError.set(exec, error);
+      if (isTransient(error)) {
+        if (!isRetry) logger.warn({ taskId: ref.taskId, error: errorText(error) }, "a report did not get through; sending it again while the lease lasts");
+        return "transient";
+      }
+      return giveUpReport(exec);
     }
   }
 
@@ -617,6 +673,7 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       startedAt: performance.now(),
       done: Promise.resolve(),
       holdsSlot,
+      leaseUntil: performance.now() + leaseWindowSeconds(task) * 1000,
     };
     exec.logs = new TaskLogBuffer(
       async (lines) => {
