@@ -1,4 +1,5 @@
 import pg from "pg";
+import { FailureStreak, oneLine } from "./failure-streak";
 import { OUTBOX_CHANNEL } from "../store/outbox-events";
 import { SYSTEM_TASKS_CHANNEL, TASKS_CHANNEL } from "../store/task-queues";
 
@@ -139,6 +140,8 @@ export class Notifier {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private wakeReconnectDelay: (() => void) | undefined;
   private counters = { reconnects: 0, notifications: 0, connects: 0 };
+  /** Connect attempts failing in a row: one line at the start, a summary per 30 s, one at the end (failure-streak.ts). */
+  private readonly connectFailures: FailureStreak;
 
   constructor(options: NotifierOptions) {
     this.options = {
@@ -150,6 +153,7 @@ export class Notifier {
     };
     this.channels = new Set(this.options.channels);
     this.logger = options.logger ?? noopLogger;
+    this.connectFailures = new FailureStreak({ what: "notifier connection", logger: this.logger });
   }
 
   get stats(): NotifierStats {
@@ -251,10 +255,11 @@ export class Notifier {
     while (!this.closed) {
       try {
         await this.connectOnce();
+        this.connectFailures.succeeded();
         return;
       } catch (error) {
         if (this.closed) return;
-        this.logger.warn({ err: error, retryInMs: delay }, "notifier could not connect; retrying");
+        this.connectFailures.failed(error);
         await this.pause(delay);
         delay = Math.min(delay * 2, this.options.maxReconnectDelayMs);
       }
@@ -280,7 +285,7 @@ export class Notifier {
       this.backendPid = null;
       client.end().catch(() => undefined);
       if (this.closed) return;
-      this.logger.warn({ err: error }, "notifier connection lost; reconnecting");
+      this.logger.warn({ error: error === undefined ? "the server ended the session" : oneLine(error) }, "notifier connection lost; reconnecting");
       // Runs in the background: pg's 'error'/'end' listeners cannot await.
       this.started = this.connectLoop(true);
     };

@@ -13,7 +13,12 @@
  *    hours to drain seconds of work.
  * 4. Intervals are jittered: replicas started by one rollout otherwise sweep in
  *    lockstep forever, turning steady load into a periodic spike.
+ * 5. A failing loop is quiet: one line when it starts failing, a summary per
+ *    interval, one line when it recovers (failure-streak.ts) — never a stack
+ *    trace per pass while the database is down.
  */
+import { FailureStreak } from "../lib/failure-streak";
+
 
 /** The subset of a pino logger the runner uses (a pino `Logger` satisfies it). */
 export interface RunnerLogger {
@@ -112,6 +117,7 @@ export class BackgroundRunner {
   private stopping = false;
   private wakeRequested = false;
   private sleepAbort: AbortController | undefined;
+  private readonly streak: FailureStreak;
 
   constructor(options: BackgroundRunnerOptions) {
     if (!(options.intervalMs > 0)) throw new Error(`Runner "${options.name}": intervalMs must be positive`);
@@ -131,6 +137,7 @@ export class BackgroundRunner {
       onPass: options.onPass,
       now: options.now ?? (() => performance.now()),
     };
+    this.streak = new FailureStreak({ what: `runner ${options.name}`, logger: this.options.logger, fields: { runner: options.name } });
   }
 
   /** A snapshot of the counters. */
@@ -212,6 +219,7 @@ export class BackgroundRunner {
     try {
       const result = await this.options.run();
       this.counters.consecutiveErrors = 0;
+      this.streak.succeeded();
       if (typeof result === "number") report.items = result;
       return this.isFull(result);
     } catch (error) {
@@ -220,10 +228,7 @@ export class BackgroundRunner {
       this.counters.errors++;
       this.counters.consecutiveErrors++;
       this.counters.lastError = error;
-      this.options.logger.error(
-        { runner: this.name, err: error, errors: this.counters.errors, consecutiveErrors: this.counters.consecutiveErrors },
-        "runner pass failed",
-      );
+      this.streak.failed(error);
       // Not "full": retrying a failing pass at once would hammer whatever is failing.
       return false;
     } finally {
