@@ -1,11 +1,16 @@
+import { authenticateRequest } from "@/server/auth/authenticate";
 import { isScrapeAuthorized, processMetrics } from "@/server/lib/metrics";
 import { getWebContext } from "@/server/web/web-context";
 import type { WebContext } from "@/server/web/web-context";
 
-// Public unless NODE_FLOW_METRICS_TOKEN is set (then a Bearer token is
-// required): it shows queue names and counts, nothing secret. The web process
-// holds no loops, so this is its process metrics plus the database gauges; the
-// sidecar serves its engine counters on its own port (server/sidecar/metrics-server.ts).
+// The web process's metrics (its process figures plus the database gauges:
+// queue names and depths of every namespace). An instance-wide view, so on the
+// web port it is not anonymous: a scrape sends NODE_FLOW_METRICS_TOKEN as a
+// Bearer token, or comes from the owner's signed-in browser. An API key, even
+// an admin one, is refused: it belongs to one namespace and would see the
+// others' queues. Anonymous scraping is the sidecar's metrics port's job
+// (NODE_FLOW_METRICS_PORT, server/sidecar/metrics-server.ts), a port kept off
+// the public network.
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
@@ -20,8 +25,19 @@ export async function GET(request: Request): Promise<Response> {
     // this fails closed rather than serving metrics that may be meant private.
     return new Response("metrics unavailable: the process is not configured\n", { status: 503, headers: text });
   }
-  if (!isScrapeAuthorized(request.headers.get("authorization"), context.config.metricsToken)) {
-    return new Response("unauthorized\n", { status: 401, headers: { ...text, "www-authenticate": 'Bearer realm="metrics"' } });
+  const { metricsToken } = context.config;
+  const byToken = metricsToken !== undefined && metricsToken !== "" && isScrapeAuthorized(request.headers.get("authorization"), metricsToken);
+  if (!byToken) {
+    const principal = await authenticateRequest(context.db, request);
+    if (principal === null) {
+      return new Response(
+        "unauthorized: send NODE_FLOW_METRICS_TOKEN as a Bearer token, sign in as the owner, or scrape the sidecar's metrics port (NODE_FLOW_METRICS_PORT)\n",
+        { status: 401, headers: { ...text, "www-authenticate": 'Bearer realm="metrics"' } },
+      );
+    }
+    if (!(principal.kind === "user" && principal.isOwner)) {
+      return new Response("forbidden: /metrics covers every namespace; only the owner or NODE_FLOW_METRICS_TOKEN may read it here\n", { status: 403, headers: text });
+    }
   }
   const scrape = await processMetrics().scrape({ db: context.db });
   return new Response(scrape.body, { headers: { "content-type": scrape.contentType, "cache-control": "no-store" } });

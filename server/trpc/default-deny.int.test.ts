@@ -31,12 +31,12 @@ const PUBLIC_ROUTE_FILES: Record<string, string> = {
 };
 
 /**
- * Route files guarded by something other than a session or API key. /metrics
- * is public by design unless NODE_FLOW_METRICS_TOKEN is set; this test sets
- * one, so it must then refuse an anonymous scrape.
+ * Route files guarded by something besides a session or API key. /metrics
+ * also takes NODE_FLOW_METRICS_TOKEN; this test sets one, and an anonymous
+ * scrape must still be refused (server/web/metrics-route.int.test.ts has the rest).
  */
 const TOKEN_GATED_ROUTE_FILES: Record<string, string> = {
-  "app/metrics/route.ts": "Prometheus scrape, gated by NODE_FLOW_METRICS_TOKEN",
+  "app/metrics/route.ts": "Prometheus scrape: the owner's session or NODE_FLOW_METRICS_TOKEN",
 };
 
 /** REST routes (server/rest/routes.ts, served by the /api/v1 catch-all) anyone may call, and why. */
