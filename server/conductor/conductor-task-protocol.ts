@@ -11,6 +11,7 @@ import { releaseTaskGates, renewTaskGates } from "../tasks/task-gates";
 import { pollTasks } from "../tasks/task-poller";
 import { completeExternalTask } from "../executions/actions";
 import type { Actor } from "../executions/actions";
+import { actionDeps } from "../rest/action-results";
 import { badRequest, conflict, forbidden, notFound } from "./conductor-error";
 import type { ConductorError } from "./conductor-error";
 import { forkedTaskLabels, toConductorTask } from "./conductor-shapes";
@@ -90,18 +91,22 @@ export interface ConductorPollInput {
  */
 export async function pollConductorTasks(deps: ConductorDeps, input: ConductorPollInput): Promise<Record<string, unknown>[]> {
   if (SYSTEM_QUEUE_NAMES.has(input.taskType)) return [];
-  const leased = await pollTasks(
-    { db: deps.db, notifier: deps.notifier() },
-    {
-      namespaceId: input.namespaceId,
-      queueName: queueNameOf(input.taskType, input.domain),
-      count: input.count,
-      timeoutMs: input.timeoutMs,
-      workerId: input.workerId ?? ANONYMOUS_WORKER,
-      leaseSeconds: CONDUCTOR_LEASE_SECONDS,
-      signal: input.signal,
-    },
-  );
+  return leaseConductorTasks(deps, {
+    namespaceId: input.namespaceId,
+    queueName: queueNameOf(input.taskType, input.domain),
+    count: input.count,
+    timeoutMs: input.timeoutMs,
+    workerId: input.workerId ?? ANONYMOUS_WORKER,
+    signal: input.signal,
+  });
+}
+
+/** Leases up to `count` tasks of a queue, for Conductor's lease time, as Conductor Tasks. */
+export async function leaseConductorTasks(
+  deps: ConductorDeps,
+  input: { namespaceId: string; queueName: string; count: number; timeoutMs: number; workerId: string; signal?: AbortSignal | undefined },
+): Promise<Record<string, unknown>[]> {
+  const leased = await pollTasks({ db: deps.db, notifier: deps.notifier() }, { ...input, leaseSeconds: CONDUCTOR_LEASE_SECONDS });
   // A lost blob fails the poll; the leases stay and expire, and the sweeper hands the tasks on.
   return conductorTasks(
     deps,
@@ -185,7 +190,7 @@ export async function updateConductorTask(deps: ConductorDeps, namespaceId: stri
   if (EXTERNAL_TYPES.has(task.taskType)) {
     if (task.status !== "IN_PROGRESS") return endedOrRefused(task, task.status);
     const completed = await completeExternalTask(
-      { db: deps.db, blobs: deps.blobs, now: deps.now },
+      actionDeps(deps),
       {
         namespaceId,
         workflowId: task.workflowId,

@@ -4,6 +4,8 @@ import type { Permission, Principal } from "../auth/principal";
 import type { BlobStore } from "../lib/blob-store";
 import type { ApiRequest } from "../web/api-exchange";
 import type { Notifier } from "../lib/notifier";
+import type { HttpMethod } from "../web/route-table";
+import { pathParameterNames } from "../web/route-table";
 
 /**
  * A route of the Conductor layer, declared once like /api/v1's: method, path
@@ -36,7 +38,8 @@ export interface ConductorDeps {
 }
 
 export type ConductorRouteAuth = "public" | Permission;
-export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+/** Conductor's API has no PATCH. */
+type ConductorMethod = Exclude<HttpMethod, "PATCH">;
 
 /** What a handler answers: JSON (Content-Type application/json), plain text (an id), or nothing. */
 export type ConductorAnswer = { status: number; json: unknown } | { status: number; text: string } | { status: 204 };
@@ -61,7 +64,7 @@ export interface ConductorRouteContext<A extends ConductorRouteAuth, P extends A
 }
 
 export interface ConductorRouteSpec<A extends ConductorRouteAuth, P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
-  method: HttpMethod;
+  method: ConductorMethod;
   path: string;
   auth: A;
   summary: string;
@@ -75,7 +78,7 @@ export interface ConductorRouteSpec<A extends ConductorRouteAuth, P extends AnyO
 }
 
 export interface AnyConductorRoute {
-  method: HttpMethod;
+  method: ConductorMethod;
   path: string;
   auth: ConductorRouteAuth;
   summary: string;
@@ -84,11 +87,6 @@ export interface AnyConductorRoute {
   body?: z.ZodType;
   textBody?: boolean;
   handler: (ctx: never) => Promise<ConductorAnswer>;
-}
-
-/** `{name}` segments of a path, in order. */
-export function pathParameterNames(path: string): string[] {
-  return [...path.matchAll(/\{([A-Za-z][A-Za-z0-9]*)\}/g)].map((m) => m[1]!);
 }
 
 /** Declares a route; checks at module load that the path's parameters are exactly the params schema's keys. */

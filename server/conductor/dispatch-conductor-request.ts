@@ -4,13 +4,13 @@ import { grants, roleOfScopes } from "../auth/principal";
 import type { Principal } from "../auth/principal";
 import type { ApiAnswer, ApiRequest } from "../web/api-exchange";
 import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../web/api-exchange";
-import { DEFAULT_MAX_BODY_BYTES, readJsonBody } from "../rest/dispatch";
+import { routeTableMatcher } from "../web/route-table";
+import { DEFAULT_MAX_BODY_BYTES, queryObject, readJsonBody } from "../rest/dispatch";
 import { HttpProblem } from "../rest/problem";
 import { ConductorError, authErrorAnswer, errorAnswer, jsonAnswer, validationFailed, zodValidationErrors } from "./conductor-error";
 import type { ConductorValidationError } from "./conductor-error";
 import { verifyConductorToken } from "./conductor-token";
-import type { AnyConductorRoute, ConductorAnswer, ConductorDeps, HttpMethod } from "./define-conductor-route";
-import { queryObject } from "../rest/dispatch";
+import type { AnyConductorRoute, ConductorAnswer, ConductorDeps } from "./define-conductor-route";
 
 /**
  * The one entry point of /conductor/api. In order: match the route; unless it
@@ -24,90 +24,18 @@ import { queryObject } from "../rest/dispatch";
 
 export const CONDUCTOR_PREFIX = "/conductor/api";
 
-const METHODS: readonly HttpMethod[] = ["GET", "POST", "PUT", "DELETE"];
-
-type Segment = { literal: string } | { param: string };
-interface CompiledRoute {
-  route: AnyConductorRoute;
-  segments: Segment[];
-}
-
-const compiledTables = new WeakMap<readonly AnyConductorRoute[], CompiledRoute[]>();
-
-function compile(routes: readonly AnyConductorRoute[]): CompiledRoute[] {
-  let compiled = compiledTables.get(routes);
-  if (compiled === undefined) {
-    compiled = routes.map((route) => ({
-      route,
-      segments: route.path
-        .split("/")
-        .filter((s) => s.length > 0)
-        .map((s): Segment => {
-          const param = /^\{([A-Za-z][A-Za-z0-9]*)\}$/.exec(s)?.[1];
-          return param === undefined ? { literal: s } : { param };
-        }),
-    }));
-    const seen = new Set<string>();
-    for (const { route, segments } of compiled) {
-      const key = `${route.method} ${segments.map((s) => ("literal" in s ? s.literal : "{}")).join("/")}`;
-      if (seen.has(key)) throw new Error(`Two Conductor routes answer ${route.method} ${route.path}`);
-      seen.add(key);
-    }
-    compiledTables.set(routes, compiled);
-  }
-  return compiled;
-}
-
-interface Match {
-  compiled: CompiledRoute;
-  params: Record<string, string>;
-}
-
-/** Literal segments beat parameters, leftmost first: GET /workflow/search is not GET /workflow/{workflowId}. */
-function moreSpecific(a: Match, b: Match): number {
-  for (let i = 0; i < a.compiled.segments.length; i++) {
-    const la = "literal" in a.compiled.segments[i]! ? 1 : 0;
-    const lb = "literal" in b.compiled.segments[i]! ? 1 : 0;
-    if (la !== lb) return lb - la;
-  }
-  return 0;
-}
+const matchRoute = routeTableMatcher<AnyConductorRoute>({ prefix: CONDUCTOR_PREFIX, label: "Conductor routes", trailingSlash: "ignored" });
 
 type Resolved = { kind: "route"; route: AnyConductorRoute; params: Record<string, string> } | { kind: "none"; error: ConductorError };
 
+/** The route for a method and path, or the 404 or 405 to answer once the caller is authenticated. */
 export function resolveConductorRoute(routes: readonly AnyConductorRoute[], method: string, pathname: string): Resolved {
-  const missing: Resolved = { kind: "none", error: new ConductorError(404, `No Conductor API resource at ${pathname}`) };
-  if (!pathname.startsWith(`${CONDUCTOR_PREFIX}/`)) return missing;
-  let segments: string[];
-  try {
-    segments = pathname
-      .slice(CONDUCTOR_PREFIX.length + 1)
-      .split("/")
-      .filter((s, i, all) => s.length > 0 || i < all.length - 1)
-      .map((s) => decodeURIComponent(s));
-  } catch {
-    return missing;
+  const match = matchRoute(routes, method, pathname);
+  if (match.kind === "not-found") return { kind: "none", error: new ConductorError(404, `No Conductor API resource at ${pathname}`) };
+  if (match.kind === "method-not-allowed") {
+    return { kind: "none", error: new ConductorError(405, `${method} is not allowed on ${pathname}; use ${match.allowed.join(", ")}`) };
   }
-  if (segments.some((s) => s.length === 0)) return missing;
-  const matches: Match[] = [];
-  for (const candidate of compile(routes)) {
-    if (candidate.segments.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    let ok = true;
-    for (let i = 0; i < segments.length && ok; i++) {
-      const pattern = candidate.segments[i]!;
-      if ("literal" in pattern) ok = pattern.literal === segments[i];
-      else params[pattern.param] = segments[i]!;
-    }
-    if (ok) matches.push({ compiled: candidate, params });
-  }
-  if (matches.length === 0) return missing;
-  const chosen = matches.filter((m) => m.compiled.route.method === method).sort(moreSpecific)[0];
-  if (chosen === undefined) {
-    const allow = [...new Set(matches.map((m) => m.compiled.route.method))].sort((a, b) => METHODS.indexOf(a) - METHODS.indexOf(b));
-    return { kind: "none", error: new ConductorError(405, `${method} is not allowed on ${pathname}; use ${allow.join(", ")}`) };
-  }
-  return { kind: "route", route: chosen.compiled.route, params: chosen.params };
+  return { kind: "route", route: match.route, params: match.params };
 }
 
 type KeyPrincipal = Principal & { kind: "apiKey" };

@@ -3,8 +3,8 @@ import type { RestDeps } from "./define-route";
 import type { HttpProblem } from "./problem";
 import { validationProblem } from "./problem";
 
-/** What the workflow actions and the human-task service need from a REST request's dependencies. */
-export function actionDeps(deps: RestDeps): WorkflowActionDeps {
+/** What the workflow actions and the human-task service need from a request's dependencies (REST's or Conductor's). */
+export function actionDeps(deps: Pick<RestDeps, "db" | "blobs" | "now">): WorkflowActionDeps {
   return { db: deps.db, blobs: deps.blobs, ...(deps.now === undefined ? {} : { now: deps.now }) };
 }
 

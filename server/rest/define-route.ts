@@ -5,6 +5,8 @@ import type { NamespaceRole, Permission, Principal } from "../auth/principal";
 import type { BlobStore } from "../lib/blob-store";
 import type { ApiRequest } from "../web/api-exchange";
 import type { Notifier } from "../lib/notifier";
+import type { HttpMethod } from "../web/route-table";
+import { pathParameterNames } from "../web/route-table";
 
 /**
  * A REST route, declared once: method, path, who may call it, the zod schemas
@@ -18,9 +20,6 @@ import type { Notifier } from "../lib/notifier";
  * "public", which a reviewer sees on the route itself and the default-deny
  * test lists by name.
  */
-
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-export const HTTP_METHODS: readonly HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
 export type RouteAuth = "public" | Permission;
 
@@ -131,11 +130,6 @@ export interface AnyRoute {
   responses: SuccessResponses;
   problems?: number[];
   handler: (ctx: never) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
-}
-
-/** `{name}` segments of a path, in order. */
-export function pathParameterNames(path: string): string[] {
-  return [...path.matchAll(/\{([A-Za-z][A-Za-z0-9]*)\}/g)].map((m) => m[1]!);
 }
 
 /**

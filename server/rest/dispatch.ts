@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { ApiAnswer, ApiRequest, ApiRequestHeaders } from "../web/api-exchange";
 import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../web/api-exchange";
-import type { AnyRoute, HttpMethod, NamespaceAccess, RestDeps } from "./define-route";
-import { HTTP_METHODS } from "./define-route";
+import { routeTableMatcher } from "../web/route-table";
+import type { AnyRoute, NamespaceAccess, RestDeps } from "./define-route";
 import { HttpProblem, problemAnswer, validationProblem, zodIssuesToErrors } from "./problem";
 import type { ProblemFieldError, RequestLocation } from "./problem";
 
@@ -20,67 +20,7 @@ import type { ProblemFieldError, RequestLocation } from "./problem";
 export const API_PREFIX = "/api/v1";
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-interface CompiledRoute {
-  route: AnyRoute;
-  segments: ({ literal: string } | { param: string })[];
-}
-
-const compiledTables = new WeakMap<readonly AnyRoute[], CompiledRoute[]>();
-
-function compile(routes: readonly AnyRoute[]): CompiledRoute[] {
-  let compiled = compiledTables.get(routes);
-  if (compiled === undefined) {
-    compiled = routes.map((route) => ({
-      route,
-      segments: route.path
-        .split("/")
-        .filter((s) => s.length > 0)
-        .map((s) => {
-          const param = /^\{([A-Za-z][A-Za-z0-9]*)\}$/.exec(s)?.[1];
-          return param === undefined ? { literal: s } : { param };
-        }),
-    }));
-    const seen = new Set<string>();
-    for (const { route, segments } of compiled) {
-      const key = `${route.method} ${segments.map((s) => ("literal" in s ? s.literal : "{}")).join("/")}`;
-      if (seen.has(key)) throw new Error(`Two routes answer ${route.method} ${route.path}`);
-      seen.add(key);
-    }
-    compiledTables.set(routes, compiled);
-  }
-  return compiled;
-}
-
-interface Match {
-  compiled: CompiledRoute;
-  params: Record<string, string>;
-}
-
-function matchPath(compiled: readonly CompiledRoute[], segments: readonly string[]): Match[] {
-  const matches: Match[] = [];
-  for (const candidate of compiled) {
-    if (candidate.segments.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    let ok = true;
-    for (let i = 0; i < segments.length && ok; i++) {
-      const pattern = candidate.segments[i]!;
-      if ("literal" in pattern) ok = pattern.literal === segments[i];
-      else params[pattern.param] = segments[i]!;
-    }
-    if (ok) matches.push({ compiled: candidate, params });
-  }
-  return matches;
-}
-
-/** Literal segments beat parameters, leftmost first: POST /definitions/validate is not POST /definitions/{name}. */
-function moreSpecific(a: Match, b: Match): number {
-  for (let i = 0; i < a.compiled.segments.length; i++) {
-    const la = "literal" in a.compiled.segments[i]! ? 1 : 0;
-    const lb = "literal" in b.compiled.segments[i]! ? 1 : 0;
-    if (la !== lb) return lb - la;
-  }
-  return 0;
-}
+const matchRoute = routeTableMatcher<AnyRoute>({ prefix: API_PREFIX, label: "routes", trailingSlash: "not-found" });
 
 /** The route for a method and path: the matched route, a 404, or a 405 listing what the path allows. */
 export function resolveRoute(
@@ -88,27 +28,15 @@ export function resolveRoute(
   method: string,
   pathname: string,
 ): { route: AnyRoute; params: Record<string, string> } {
-  if (!pathname.startsWith(`${API_PREFIX}/`)) throw new HttpProblem("not-found", `No API route at ${pathname}`);
-  let segments: string[];
-  try {
-    segments = pathname
-      .slice(API_PREFIX.length + 1)
-      .split("/")
-      .map((s) => decodeURIComponent(s));
-  } catch {
-    throw new HttpProblem("not-found", `No API route at ${pathname}`);
-  }
-  if (segments.some((s) => s.length === 0)) throw new HttpProblem("not-found", `No API route at ${pathname}`);
-  const matches = matchPath(compile(routes), segments);
-  if (matches.length === 0) throw new HttpProblem("not-found", `No API route at ${pathname}`);
-  const forMethod = matches.filter((m) => m.compiled.route.method === method).sort(moreSpecific);
-  const chosen = forMethod[0];
-  if (chosen === undefined) {
-    const allow = [...new Set(matches.map((m) => m.compiled.route.method))].sort((a, b) => HTTP_METHODS.indexOf(a) - HTTP_METHODS.indexOf(b));
-    if (allow.includes("GET")) allow.splice(allow.indexOf("GET") + 1, 0, "HEAD" as HttpMethod);
+  const match = matchRoute(routes, method, pathname);
+  if (match.kind === "not-found") throw new HttpProblem("not-found", `No API route at ${pathname}`);
+  if (match.kind === "method-not-allowed") {
+    const allow: string[] = [...match.allowed];
+    // HEAD is answered wherever GET is: the GET's answer without its body.
+    if (allow.includes("GET")) allow.splice(allow.indexOf("GET") + 1, 0, "HEAD");
     throw new HttpProblem("method-not-allowed", `${method} is not allowed on ${pathname}; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
   }
-  return { route: chosen.compiled.route, params: chosen.params };
+  return { route: match.route, params: match.params };
 }
 
 /**

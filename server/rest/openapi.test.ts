@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pathParameterNames } from "./define-route";
+import { pathParameterNames } from "../web/route-table";
 import { buildOpenApiDocument } from "./openapi";
 import { ROUTES } from "./routes";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../auth/sessions";
 import type { AnyRoute } from "./define-route";
-import { pathParameterNames } from "./define-route";
+import { pathParameterNames } from "../web/route-table";
 import { PROBLEM_CONTENT_TYPE, PROBLEM_KINDS, ProblemFieldErrorSchema, ProblemSchema } from "./problem";
 
 /**

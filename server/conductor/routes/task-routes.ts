@@ -1,20 +1,21 @@
 import { z } from "zod";
 import { findLatestTaskByRef, findTaskById, waitingTaskCounts } from "../../store/conductor-queries";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
-import { pollTasks } from "../../tasks/task-poller";
 import { actorOf } from "../../rest/actor";
+import type { TaskExecutionRow } from "../../../db/schema";
 import { toConductorTaskLog } from "../conductor-shapes";
 import {
   ANONYMOUS_WORKER,
-  CONDUCTOR_LEASE_SECONDS,
   MAX_CONDUCTOR_POLL_TIMEOUT_MS,
   conductorTasks,
   isUuid,
+  leaseConductorTasks,
   pollConductorTasks,
   queueNameOf,
   taskNotFound,
   updateConductorTask,
 } from "../conductor-task-protocol";
+import type { ConductorDeps } from "../define-conductor-route";
 import { defineConductorRoute } from "../define-conductor-route";
 
 /**
@@ -27,6 +28,13 @@ import { defineConductorRoute } from "../define-conductor-route";
 const TaskTypeParams = z.object({ taskType: z.string().min(1).max(400) });
 const TaskIdParams = z.object({ taskId: z.string().min(1).max(100) });
 const optionalText = (max: number) => z.string().max(max).optional();
+
+/** The task of the path's id in the caller's namespace, or Conductor's 404: an id that is no UUID names no task. */
+async function taskOfId(deps: ConductorDeps, namespaceId: string, taskId: string): Promise<TaskExecutionRow> {
+  const row = isUuid(taskId) ? await findTaskById(deps.db, { namespaceId, taskId }) : undefined;
+  if (row === undefined) throw taskNotFound(taskId);
+  return row;
+}
 
 /** Conductor's TaskResult: lenient about nulls and unknown fields (clients send every field), strict about what it reads. */
 export const TaskResultSchema = z.looseObject({
@@ -121,16 +129,7 @@ export const updateTaskV2Route = defineConductorRoute({
     const outcome = await updateConductorTask(deps, namespaceId, body, actorOf(principal));
     const queueName = outcome.task.queueName;
     if (queueName === null) return { status: 200, json: null };
-    const leased = await pollTasks(
-      { db: deps.db, notifier: deps.notifier() },
-      { namespaceId, queueName, count: 1, timeoutMs: 0, workerId: body.workerId ?? outcome.task.workerId ?? ANONYMOUS_WORKER, leaseSeconds: CONDUCTOR_LEASE_SECONDS },
-    );
-    const [next] = await conductorTasks(
-      deps,
-      namespaceId,
-      leased.map((l) => l.task),
-      { lookUpRetries: false },
-    );
+    const [next] = await leaseConductorTasks(deps, { namespaceId, queueName, count: 1, timeoutMs: 0, workerId: body.workerId ?? outcome.task.workerId ?? ANONYMOUS_WORKER });
     return { status: 200, json: next ?? null };
   },
 });
@@ -176,8 +175,7 @@ export const getTaskRoute = defineConductorRoute({
   summary: "Get a task by id",
   params: TaskIdParams,
   handler: async ({ deps, namespaceId, params }) => {
-    const row = isUuid(params.taskId) ? await findTaskById(deps.db, { namespaceId, taskId: params.taskId }) : undefined;
-    if (row === undefined) throw taskNotFound(params.taskId);
+    const row = await taskOfId(deps, namespaceId, params.taskId);
     const [task] = await conductorTasks(deps, namespaceId, [row], { lookUpRetries: true });
     return { status: 200, json: task };
   },
@@ -192,8 +190,7 @@ export const appendTaskLogRoute = defineConductorRoute({
   textBody: true,
   body: z.string({ error: "The body must be the log line" }).min(1).max(65_536),
   handler: async ({ deps, namespaceId, params, body }) => {
-    const row = isUuid(params.taskId) ? await findTaskById(deps.db, { namespaceId, taskId: params.taskId }) : undefined;
-    if (row === undefined) throw taskNotFound(params.taskId);
+    const row = await taskOfId(deps, namespaceId, params.taskId);
     // Clients serialise the line as a JSON string ("\"text\""); a bare body is the line itself.
     let line = body;
     try {

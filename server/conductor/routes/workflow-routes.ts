@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { NameSchema } from "../../../engine";
 import { createdByOfPrincipal } from "../../auth/api-keys";
+import type { Principal } from "../../auth/principal";
 import { resolvePayload } from "../../lib/payload-offload";
+import { actionDeps } from "../../rest/action-results";
 import { actorOf } from "../../rest/actor";
 import { startExecution } from "../../executions/start-execution";
 import type { StartExecutionResult } from "../../executions/start-execution";
@@ -256,14 +258,24 @@ function refusal(result: ActionRefusal): ConductorError {
   return conflict(`${result.message} (${result.code})`);
 }
 
-function actionDeps(deps: ConductorDeps): WorkflowActionDeps {
-  return { db: deps.db, blobs: deps.blobs, now: deps.now };
-}
-
 /** A workflow id the actions can take: anything not a UUID names no workflow. */
 function workflowIdOf(raw: string): string {
   if (!isUuid(raw)) throw notFound(`No such workflow found by id: ${raw}`);
   return raw;
+}
+
+/**
+ * Runs an operator action on the path's workflow, in the caller's namespace
+ * with its key as the actor; `input` is the rest of the action's input. A
+ * refusal is thrown as Conductor answers it.
+ */
+async function actOnWorkflow(
+  ctx: { deps: ConductorDeps; principal: Principal; namespaceId: string; params: { workflowId: string } },
+  action: (deps: WorkflowActionDeps, input: unknown) => Promise<{ ok: true } | ActionRefusal>,
+  input: Record<string, unknown> = {},
+): Promise<void> {
+  const result = await action(actionDeps(ctx.deps), { namespaceId: ctx.namespaceId, workflowId: workflowIdOf(ctx.params.workflowId), actor: actorOf(ctx.principal), ...input });
+  if (!result.ok) throw refusal(result);
 }
 
 const EMPTY = { status: 200, text: "" } as const;
@@ -274,9 +286,8 @@ export const pauseWorkflowRoute = defineConductorRoute({
   auth: "operate",
   summary: "Pause a running workflow",
   params: WorkflowIdParams,
-  handler: async ({ deps, principal, namespaceId, params }) => {
-    const result = await pauseWorkflow(actionDeps(deps), { namespaceId, workflowId: workflowIdOf(params.workflowId), actor: actorOf(principal) });
-    if (!result.ok) throw refusal(result);
+  handler: async (ctx) => {
+    await actOnWorkflow(ctx, pauseWorkflow);
     return EMPTY;
   },
 });
@@ -287,9 +298,8 @@ export const resumeWorkflowRoute = defineConductorRoute({
   auth: "operate",
   summary: "Resume a paused workflow",
   params: WorkflowIdParams,
-  handler: async ({ deps, principal, namespaceId, params }) => {
-    const result = await resumeWorkflow(actionDeps(deps), { namespaceId, workflowId: workflowIdOf(params.workflowId), actor: actorOf(principal) });
-    if (!result.ok) throw refusal(result);
+  handler: async (ctx) => {
+    await actOnWorkflow(ctx, resumeWorkflow);
     return EMPTY;
   },
 });
@@ -301,14 +311,8 @@ export const terminateWorkflowRoute = defineConductorRoute({
   summary: "Terminate a running or paused workflow (and its sub-workflows)",
   params: WorkflowIdParams,
   query: z.object({ reason: z.string().min(1).max(2000).optional() }),
-  handler: async ({ deps, principal, namespaceId, params, query }) => {
-    const result = await terminateWorkflow(actionDeps(deps), {
-      namespaceId,
-      workflowId: workflowIdOf(params.workflowId),
-      actor: actorOf(principal),
-      ...(query.reason === undefined ? {} : { reason: query.reason }),
-    });
-    if (!result.ok) throw refusal(result);
+  handler: async (ctx) => {
+    await actOnWorkflow(ctx, terminateWorkflow, ctx.query.reason === undefined ? {} : { reason: ctx.query.reason });
     return EMPTY;
   },
 });
@@ -320,14 +324,8 @@ export const restartWorkflowRoute = defineConductorRoute({
   summary: "Restart an ended workflow from the beginning, in place",
   params: WorkflowIdParams,
   query: z.object({ useLatestDefinitions: booleanFlag(false) }),
-  handler: async ({ deps, principal, namespaceId, params, query }) => {
-    const result = await restartWorkflow(actionDeps(deps), {
-      namespaceId,
-      workflowId: workflowIdOf(params.workflowId),
-      actor: actorOf(principal),
-      ...(query.useLatestDefinitions ? { version: "latest" as const } : {}),
-    });
-    if (!result.ok) throw refusal(result);
+  handler: async (ctx) => {
+    await actOnWorkflow(ctx, restartWorkflow, ctx.query.useLatestDefinitions ? { version: "latest" } : {});
     return EMPTY;
   },
 });
@@ -339,9 +337,8 @@ export const retryWorkflowRoute = defineConductorRoute({
   summary: "Retry the failed tasks of an ended workflow",
   params: WorkflowIdParams,
   query: z.object({ resumeSubworkflowTasks: booleanFlag(false) }),
-  handler: async ({ deps, principal, namespaceId, params }) => {
-    const result = await retryWorkflow(actionDeps(deps), { namespaceId, workflowId: workflowIdOf(params.workflowId), actor: actorOf(principal) });
-    if (!result.ok) throw refusal(result);
+  handler: async (ctx) => {
+    await actOnWorkflow(ctx, retryWorkflow);
     return EMPTY;
   },
 });
@@ -359,18 +356,17 @@ export const rerunWorkflowRoute = defineConductorRoute({
     taskInput: JsonObject.nullish().refine((v) => v === null || v === undefined || Object.keys(v).length === 0, "taskInput is not supported: a rerun task reads its input from its expressions"),
     correlationId: z.string().nullish(),
   }),
-  handler: async ({ deps, principal, namespaceId, params, body }) => {
-    const workflowId = workflowIdOf(params.workflowId);
+  handler: async (ctx) => {
+    const { deps, namespaceId, body } = ctx;
+    const workflowId = workflowIdOf(ctx.params.workflowId);
     const input = body.workflowInput ?? undefined;
     if (body.reRunFromTaskId === undefined || body.reRunFromTaskId === null) {
-      const result = await restartWorkflow(actionDeps(deps), { namespaceId, workflowId, actor: actorOf(principal), ...(input === undefined ? {} : { input }) });
-      if (!result.ok) throw refusal(result);
+      await actOnWorkflow(ctx, restartWorkflow, input === undefined ? {} : { input });
       return { status: 200, text: workflowId };
     }
     const task = isUuid(body.reRunFromTaskId) ? await getTaskInNamespace(deps.db, { namespaceId, workflowId, taskId: body.reRunFromTaskId }) : undefined;
     if (task === undefined) throw notFound(`No task ${body.reRunFromTaskId} in workflow ${workflowId}`);
-    const result = await rerunWorkflow(actionDeps(deps), { namespaceId, workflowId, actor: actorOf(principal), fromRef: task.refName, ...(input === undefined ? {} : { input }) });
-    if (!result.ok) throw refusal(result);
+    await actOnWorkflow(ctx, rerunWorkflow, { fromRef: task.refName, ...(input === undefined ? {} : { input }) });
     return { status: 200, text: workflowId };
   },
 });
@@ -382,17 +378,11 @@ export const skipTaskRoute = defineConductorRoute({
   summary: "Skip a scheduled or in-progress task (SkipTaskRequest: taskOutput becomes its output)",
   params: z.object({ workflowId: z.string().min(1).max(100), taskReferenceName: z.string().min(1).max(400) }),
   body: z.looseObject({ taskInput: JsonObject.nullish(), taskOutput: JsonObject.nullish() }).optional(),
-  handler: async ({ deps, principal, namespaceId, params, body }) => {
+  handler: async (ctx) => {
     // A loop body task is named `<ref>__<iteration>` in Conductor; skip takes the node's ref (its latest task).
-    const ref = params.taskReferenceName.replace(/__\d+$/, "");
-    const result = await skipTask(actionDeps(deps), {
-      namespaceId,
-      workflowId: workflowIdOf(params.workflowId),
-      actor: actorOf(principal),
-      taskRef: ref,
-      ...(body?.taskOutput === undefined || body.taskOutput === null ? {} : { output: body.taskOutput }),
-    });
-    if (!result.ok) throw refusal(result);
+    const ref = ctx.params.taskReferenceName.replace(/__\d+$/, "");
+    const output = ctx.body?.taskOutput;
+    await actOnWorkflow(ctx, skipTask, { taskRef: ref, ...(output === undefined || output === null ? {} : { output }) });
     return EMPTY;
   },
 });

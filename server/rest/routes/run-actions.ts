@@ -10,10 +10,12 @@ import {
   skipTask,
   terminateWorkflow,
 } from "../../executions/actions";
-import type { ActionRefusal } from "../../executions/actions";
+import type { ActionRefusal, WorkflowActionDeps } from "../../executions/actions";
+import type { Principal } from "../../auth/principal";
 import { actionDeps, formDataProblem } from "../action-results";
 import { actorOf } from "../actor";
 import { defineRoute } from "../define-route";
+import type { NamespaceAccess, RestDeps } from "../define-route";
 import { HttpProblem, validationProblem } from "../problem";
 import { UuidSchema } from "../schemas";
 
@@ -33,7 +35,9 @@ const INVALID_REQUEST_CODES: Readonly<Record<string, string>> = {
 };
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set(["not-found", "task-not-found", "definition-not-found"]);
 
-function refusalProblem(refusal: ActionRefusal & { fieldErrors?: { path: string; message: string }[] }): HttpProblem {
+type RunRefusal = ActionRefusal & { fieldErrors?: { path: string; message: string }[] };
+
+function refusalProblem(refusal: RunRefusal): HttpProblem {
   // The human-task rules (complete-external-task on a HUMAN task): not allowed, and form data that fails the schema.
   if (refusal.code === "forbidden") return new HttpProblem("forbidden", refusal.message);
   if (refusal.code === "invalid-data") return formDataProblem("/body/output", refusal);
@@ -42,6 +46,21 @@ function refusalProblem(refusal: ActionRefusal & { fieldErrors?: { path: string;
   if (NOT_FOUND_CODES.has(refusal.code)) return new HttpProblem("not-found", refusal.message);
   // Everything else is the run's or the task's state: not-running, not-paused, not-ended, task-not-open, …
   return new HttpProblem("conflict", `${refusal.message} (${refusal.code})`);
+}
+
+/**
+ * Runs an operator action on the path's run, in the path's namespace, with
+ * the caller as the actor; `input` is the rest of the action's input. A
+ * refusal is thrown as its problem.
+ */
+async function actOnRun<R extends { ok: true } | RunRefusal>(
+  ctx: { deps: RestDeps; principal: Principal; namespace: NamespaceAccess; params: { runId: string } },
+  action: (deps: WorkflowActionDeps, input: unknown) => Promise<R>,
+  input: Record<string, unknown> = {},
+): Promise<Exclude<R, { ok: false }>> {
+  const result = await action(actionDeps(ctx.deps), { namespaceId: ctx.namespace.id, workflowId: ctx.params.runId, actor: actorOf(ctx.principal), ...input });
+  if (!result.ok) throw refusalProblem(result);
+  return result as Exclude<R, { ok: false }>;
 }
 
 const RunParams = z.object({ runId: UuidSchema });
@@ -75,9 +94,8 @@ export const pauseRunRoute = defineRoute({
   body: ReasonBody,
   responses: { 200: RunActionResultSchema },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params, body }) => {
-    const result = await pauseWorkflow(actionDeps(deps), { namespaceId: namespace.id, workflowId: params.runId, actor: actorOf(principal), reason: body?.reason });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, pauseWorkflow, { reason: ctx.body?.reason });
     return { status: 200, body: { id: result.workflowId, status: result.status } };
   },
 });
@@ -92,9 +110,8 @@ export const resumeRunRoute = defineRoute({
   params: RunParams,
   responses: { 200: RunActionResultSchema },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params }) => {
-    const result = await resumeWorkflow(actionDeps(deps), { namespaceId: namespace.id, workflowId: params.runId, actor: actorOf(principal) });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, resumeWorkflow);
     return { status: 200, body: { id: result.workflowId, status: result.status } };
   },
 });
@@ -110,14 +127,8 @@ export const terminateRunRoute = defineRoute({
   body: ReasonBody,
   responses: { 200: RunActionResultSchema },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params, body }) => {
-    const result = await terminateWorkflow(actionDeps(deps), {
-      namespaceId: namespace.id,
-      workflowId: params.runId,
-      actor: actorOf(principal),
-      ...(body?.reason === undefined ? {} : { reason: body.reason }),
-    });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, terminateWorkflow, ctx.body?.reason === undefined ? {} : { reason: ctx.body.reason });
     return { status: 200, body: { id: result.workflowId, status: result.status } };
   },
 });
@@ -132,9 +143,8 @@ export const retryRunRoute = defineRoute({
   params: RunParams,
   responses: { 200: RunActionResultSchema.extend({ retried: z.array(ReopenedTaskSchema) }) },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params }) => {
-    const result = await retryWorkflow(actionDeps(deps), { namespaceId: namespace.id, workflowId: params.runId, actor: actorOf(principal) });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, retryWorkflow);
     return { status: 200, body: { id: result.workflowId, status: result.status, retried: result.retried } };
   },
 });
@@ -156,9 +166,8 @@ export const rerunRunRoute = defineRoute({
     }),
   },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params, body }) => {
-    const result = await rerunWorkflow(actionDeps(deps), { namespaceId: namespace.id, workflowId: params.runId, actor: actorOf(principal), ...body });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, rerunWorkflow, ctx.body);
     return { status: 200, body: { id: result.workflowId, status: result.status, removed: result.removed, retried: result.retried } };
   },
 });
@@ -182,9 +191,8 @@ export const restartRunRoute = defineRoute({
     .optional(),
   responses: { 200: RunActionResultSchema.extend({ workflowVersion: z.int(), removedTasks: z.int() }) },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params, body }) => {
-    const result = await restartWorkflow(actionDeps(deps), { namespaceId: namespace.id, workflowId: params.runId, actor: actorOf(principal), ...body });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, restartWorkflow, ctx.body);
     return { status: 200, body: { id: result.workflowId, status: result.status, workflowVersion: result.defVersion, removedTasks: result.removedTasks } };
   },
 });
@@ -214,9 +222,8 @@ export const skipTaskRoute = defineRoute({
     .refine((b) => (b.taskRef === undefined) !== (b.taskId === undefined), { message: "Give exactly one of taskRef and taskId", path: ["taskRef"] }),
   responses: { 200: TaskActionResultSchema },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params, body }) => {
-    const result = await skipTask(actionDeps(deps), { namespaceId: namespace.id, workflowId: params.runId, actor: actorOf(principal), ...body });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, skipTask, ctx.body);
     return { status: 200, body: { id: result.workflowId, taskId: result.taskId, ref: result.ref, status: result.status } };
   },
 });
@@ -239,15 +246,8 @@ export const completeRunTaskRoute = defineRoute({
     .optional(),
   responses: { 200: TaskActionResultSchema },
   problems: [409],
-  handler: async ({ deps, principal, namespace, params, body }) => {
-    const result = await completeExternalTask(actionDeps(deps), {
-      namespaceId: namespace.id,
-      workflowId: params.runId,
-      actor: actorOf(principal),
-      taskRef: params.ref,
-      ...body,
-    });
-    if (!result.ok) throw refusalProblem(result);
+  handler: async (ctx) => {
+    const result = await actOnRun(ctx, completeExternalTask, { taskRef: ctx.params.ref, ...ctx.body });
     // An approval short of N leaves the task IN_PROGRESS, waiting for the next person.
     return { status: 200, body: { id: result.workflowId, taskId: result.taskId, ref: result.ref, status: result.status === "APPROVAL_RECORDED" ? ("IN_PROGRESS" as const) : result.status } };
   },
