@@ -182,6 +182,11 @@ function embeddedStartFailure(error: unknown): EmbeddedDatabaseError {
 export interface EmbeddedPostgresHandle {
   port: number;
   url: string;
+  /**
+   * Resolves when Postgres is gone: `stopped` when stop() asked for it, else it
+   * died (killed, crashed) and `nf start` restarts it.
+   */
+  exited: Promise<{ code: number | null; stopped: boolean }>;
   stop(): Promise<void>;
 }
 
@@ -205,7 +210,12 @@ export async function startEmbeddedInProcess(paths: EmbeddedPaths, state: Embedd
   });
   if (running.port !== state.port) writeEmbeddedState(paths, { ...state, port: running.port });
   await ensureEmbeddedDatabase(running.url);
-  return { port: running.port, url: embeddedDatabaseUrl(paths, state.password, running.port), stop: () => running.stop() };
+  return {
+    port: running.port,
+    url: embeddedDatabaseUrl(paths, state.password, running.port),
+    exited: running.exited.then(({ code, stopped }) => ({ code, stopped })),
+    stop: () => running.stop(),
+  };
 }
 
 /** Messages the Postgres host process sends over IPC. */
@@ -262,7 +272,9 @@ export async function startEmbeddedProcess(
   });
 
   if (port !== state.port) writeEmbeddedState(paths, { ...state, port });
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill("SIGTERM");
     const timer = setTimeout(() => {
@@ -282,5 +294,5 @@ export async function startEmbeddedProcess(
     await stop();
     throw error;
   }
-  return { port, url: embeddedDatabaseUrl(paths, state.password, port), stop };
+  return { port, url: embeddedDatabaseUrl(paths, state.password, port), exited: exited.then((code) => ({ code, stopped: stopping })), stop };
 }

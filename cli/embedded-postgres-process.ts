@@ -8,7 +8,8 @@
  * group: only `nf start` stops them, and only after web and worker are down.
  *
  * It also must not outlive `nf start`: when the IPC channel closes (the parent
- * exited, even by SIGKILL) it stops Postgres and exits.
+ * exited, even by SIGKILL) it stops Postgres and exits. And it does not outlive
+ * its Postgres: when the postmaster dies unasked, it exits with code 3.
  */
 import type { EmbeddedProcessMessage } from "./embedded-database";
 
@@ -70,6 +71,12 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   await send({ type: "ready", port: running.port });
+  // Postgres died under us (killed, out of memory): say how and exit, so `nf start` notices at once and
+  // starts a new host, whose Postgres runs crash recovery on the same data directory.
+  const died = await running.exited;
+  if (died.stopped || stopRequested) return;
+  console.log(`postgres ${died.signal ? `was killed by ${died.signal}` : `exited with code ${died.code}`}`);
+  process.exit(3);
 }
 
 void main();

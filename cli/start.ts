@@ -20,6 +20,7 @@ import {
 } from "./embedded-database";
 import type { EmbeddedPostgresHandle } from "./embedded-database";
 import { UsageError } from "./help";
+import { RestartPolicy } from "./restart-policy";
 import { describeExit, spawnSupervised } from "./supervised-process";
 import type { SupervisedProcess } from "./supervised-process";
 import { isBuildNeeded } from "./web-build";
@@ -133,10 +134,13 @@ const READY_TIMEOUT_MS = { production: 90_000, dev: 240_000 };
 // The worker logs this once its loops run (server/sidecar/main.ts); matched as text
 // because its output may be pretty or JSON.
 const WORKER_READY_MARKER = "worker ready";
+/** Postgres's lines about a crash and its recovery (redo from the WAL), printed when the embedded one restarts. */
+const CRASH_RECOVERY_LINE = /not properly shut down|automatic recovery|redo (starts|done)|database system is ready|interrupted/;
 
-/** One `nf start` run: owns the children and the order they stop in. */
+/** One `nf start` run: owns the children, restarts the ones that die, and the order they stop in. */
 class StartSession {
-  private readonly children: SupervisedProcess[] = [];
+  /** Each part's current process, by name: a restart replaces it. */
+  private readonly children = new Map<string, SupervisedProcess>();
   private embedded: EmbeddedPostgresHandle | undefined;
   private stopping: Promise<void> | undefined;
   private exitCode = 0;
@@ -151,7 +155,7 @@ class StartSession {
 
   spawn(options: Parameters<typeof spawnSupervised>[0]): SupervisedProcess {
     const child = spawnSupervised(options);
-    this.children.push(child);
+    this.children.set(options.name, child);
     return child;
   }
 
@@ -167,7 +171,7 @@ class StartSession {
   }
 
   private async stopAll(): Promise<void> {
-    const running = this.children.filter((child) => !child.hasExited());
+    const running = [...this.children.values()].filter((child) => !child.hasExited());
     if (running.length > 0) {
       say(`Stopping ${running.map((child) => child.name).join(" and ")}…`);
       // Web and worker stop together: the worker finishes its batch in hand, and
@@ -181,19 +185,91 @@ class StartSession {
     if (running.length > 0 || this.embedded) say("Stopped.");
   }
 
-  /** Set once node-flow answered ready; only changes how an early exit is worded. */
+  /** Set once node-flow answered ready; before that a death is a start-up failure, not something to restart. */
   ready = false;
 
-  /** Watches a child: an exit nobody asked for takes everything down. */
-  superviseExit(child: SupervisedProcess): void {
-    void child.exited.then(async (status) => {
-      if (this.isStopping) return;
-      await this.shutdown(1, [
-        `The ${child.name} process ${describeExit(status)} ${this.ready ? "unexpectedly; stopping node-flow" : "before node-flow was ready"}. Its last lines:`,
-        ...child.lastLines().slice(-20).map((line) => `  ${line}`),
-      ]);
-    });
+  /**
+   * Keeps a child running. Before node-flow is ready, its exit stops
+   * everything (a start-up problem that a restart would only repeat). After,
+   * it is logged with its last lines and the child restarted with backoff
+   * (restart-policy.ts), while the others keep serving; a crash loop stops
+   * everything and exits 1 with the reason.
+   */
+  supervise(options: Parameters<typeof spawnSupervised>[0]): void {
+    const policy = new RestartPolicy();
+    const watch = (child: SupervisedProcess) => {
+      void child.exited.then(async (status) => {
+        if (this.isStopping) return;
+        const lastLines = child.lastLines().slice(-20).map((line) => `  ${line}`);
+        if (!this.ready) {
+          await this.shutdown(1, [`The ${child.name} process ${describeExit(status)} before node-flow was ready. Its last lines:`, ...lastLines]);
+        }
+        const decision = policy.exited();
+        if (!decision.restart) {
+          await this.shutdown(1, [`The ${child.name} process ${describeExit(status)}, and ${decision.reason}; stopping node-flow. Its last lines:`, ...lastLines]);
+          return;
+        }
+        process.stderr.write([`The ${child.name} process ${describeExit(status)} unexpectedly; restarting it in ${formatDelay(decision.delayMs)}. Its last lines:`, ...lastLines, ""].join("\n"));
+        await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+        if (this.isStopping) return;
+        policy.started();
+        say(`Restarting the ${child.name} process…`);
+        watch(this.spawn(options));
+      });
+    };
+    watch(this.spawn(options));
   }
+
+  /**
+   * Keeps the embedded Postgres running: when it dies it is started again on
+   * the same data directory (Postgres runs crash recovery, and a stale
+   * postmaster.pid of a dead postmaster is its own to clear), on the same
+   * port, so the web process's and the worker's pools simply reconnect.
+   */
+  superviseEmbedded(handle: EmbeddedPostgresHandle, restart: () => Promise<EmbeddedPostgresHandle>, recentLog: () => string[]): void {
+    const policy = new RestartPolicy();
+    const watch = (current: EmbeddedPostgresHandle) => {
+      this.setEmbedded(current);
+      void current.exited.then(async ({ code, stopped }) => {
+        if (stopped || this.isStopping) return;
+        const lastLines = recentLog().slice(-10).map((line) => `  [postgres] ${line}`);
+        const decision = policy.exited();
+        if (!decision.restart) {
+          await this.shutdown(1, [`The embedded Postgres stopped (code ${code}), and ${decision.reason}; stopping node-flow. Its last lines:`, ...lastLines]);
+          return;
+        }
+        process.stderr.write([`The embedded Postgres stopped unexpectedly (code ${code}); restarting it in ${formatDelay(decision.delayMs)}. Its last lines:`, ...lastLines, ""].join("\n"));
+        for (;;) {
+          await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+          if (this.isStopping) return;
+          try {
+            const next = await restart();
+            if (next.port !== current.port) {
+              await next.stop();
+              await this.shutdown(1, [`The embedded Postgres came back on port ${next.port}, not ${current.port} (the port was taken meanwhile); stopping node-flow. Start it again.`]);
+            }
+            policy.started();
+            say(`The embedded Postgres is back on port ${next.port}; the web process and the worker reconnect on their own.`);
+            watch(next);
+            return;
+          } catch (error) {
+            const again = policy.exited();
+            if (!again.restart) {
+              await this.shutdown(1, [`The embedded Postgres would not start again (${(error as Error).message}), and ${again.reason}; stopping node-flow.`, ...recentLog().slice(-10).map((line) => `  [postgres] ${line}`)]);
+              return;
+            }
+            say(`The embedded Postgres did not start (${(error as Error).message}); trying again in ${formatDelay(again.delayMs)}.`);
+            decision.delayMs = again.delayMs;
+          }
+        }
+      });
+    };
+    watch(handle);
+  }
+}
+
+function formatDelay(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 }
 
 async function runStep<T>(session: StartSession, step: () => T | Promise<T>): Promise<T> {
@@ -322,11 +398,16 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
         : `Initialising a new Postgres 18 cluster in ${displayPath(paths.postgresDir)} (first start only)…`,
     );
     const postgresLog: string[] = [];
-    const handle = await startEmbeddedProcess(paths, prepared.state, (line) => {
+    const onPostgresLog = (line: string) => {
       postgresLog.push(line);
       if (postgresLog.length > 30) postgresLog.shift();
-    }).catch((error: unknown) => session.shutdown(1, [(error as Error).message, ...postgresLog.map((line) => `  [postgres] ${line}`)]));
-    session.setEmbedded(handle);
+      // After a crash, what recovery did is worth seeing; the start-up chatter of a normal start is not.
+      if (session.ready && CRASH_RECOVERY_LINE.test(line)) process.stdout.write(`[postgres] ${line}\n`);
+    };
+    const handle = await startEmbeddedProcess(paths, prepared.state, onPostgresLog).catch((error: unknown) =>
+      session.shutdown(1, [(error as Error).message, ...postgresLog.map((line) => `  [postgres] ${line}`)]),
+    );
+    session.superviseEmbedded(handle, () => startEmbeddedProcess(paths, { ...prepared.state, port: handle.port }, onPostgresLog), () => [...postgresLog]);
     if (session.isStopping) await session.shutdown(0);
     say(`The embedded Postgres is listening on 127.0.0.1:${handle.port}${prepared.state.port && prepared.state.port !== handle.port ? ` (port ${prepared.state.port} was taken)` : ""}.`);
     databaseUrl = handle.url;
@@ -361,7 +442,7 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   if (session.isStopping) await session.shutdown(0);
 
   say(`Starting the web process on port ${config.port} and the worker (roles ${workerRoles.join(",")})…`);
-  const web = session.spawn({
+  session.supervise({
     name: "web",
     command: process.execPath,
     // Production: server/web/main.ts (Next for the console, the worker APIs on node:http; it says why).
@@ -378,7 +459,7 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   let markWorkerReady: () => void = () => {};
   const printWorkerLine = prefixed("[worker]");
   const workerReady = new Promise<void>((resolve) => (markWorkerReady = resolve));
-  const worker = session.spawn({
+  session.supervise({
     name: "worker",
     command: process.execPath,
     args: args.dev
@@ -392,8 +473,6 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
       printWorkerLine(line);
     },
   });
-  session.superviseExit(web);
-  session.superviseExit(worker);
 
   const { probeHost, displayHost } = localAddress(config.host);
   await waitUntilReady(session, {

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -23,6 +24,11 @@ export interface RunningEmbeddedPostgres {
   /** Connection string for the `postgres` database as the `postgres` superuser (over the Unix socket when there is one). */
   url: string;
   port: number;
+  /**
+   * Resolves when the postmaster exits, asked to or not: a supervisor tells
+   * a death (`stop()` was not called) from a shutdown by `stopped`.
+   */
+  exited: Promise<{ code: number | null; signal: string | null; stopped: boolean }>;
   stop(): Promise<void>;
 }
 
@@ -213,15 +219,24 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     );
   }
   // The package keeps its child process in a private field; reading it is the
-  // only way to stop Postgres synchronously from an 'exit' hook.
-  const handle = {
-    kill: () => (server as unknown as { process?: { kill(signal: string): boolean } }).process?.kill("SIGINT"),
-  };
+  // only way to stop Postgres synchronously from an 'exit' hook, and to hear it die.
+  const postmaster = (server as unknown as { process?: ChildProcess }).process;
+  const handle = { kill: () => postmaster?.kill("SIGINT") };
   running.add(handle);
+  let stopped = false;
+  const exited = new Promise<{ code: number | null; signal: string | null; stopped: boolean }>((resolve) => {
+    if (!postmaster || postmaster.exitCode !== null || postmaster.signalCode !== null) {
+      resolve({ code: postmaster?.exitCode ?? null, signal: postmaster?.signalCode ?? null, stopped });
+      return;
+    }
+    postmaster.once("exit", (code, signal) => resolve({ code, signal, stopped }));
+  });
   return {
     url: embeddedConnectionUrl({ password, port, database: "postgres", socketDir }),
     port,
+    exited,
     stop: async () => {
+      stopped = true;
       running.delete(handle);
       await server.stop();
     },
