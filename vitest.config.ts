@@ -26,6 +26,19 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        extends: true,
+        test: {
+          // The fault suite (faults/): nf start as a user runs it, one fault at a time under load. After e2e in
+          // npm test, so the web app build it starts from is already there.
+          name: "faults",
+          include: ["faults/**/*.fault.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          maxWorkers: 1,
+        },
+      },
     ],
   },
 });

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     blobs: new FilesystemBlobStore({ root: path.join(dataDir, "blobs") }),
     notifier: () => notifier,
     auth: serverAuth,
-    logger: { error: (fields, message) => console.error(message, JSON.stringify(fields)) },
+    logger: { info: () => undefined, warn: (fields, message) => console.warn(message, JSON.stringify(fields)), error: (fields, message) => console.error(message, JSON.stringify(fields)) },
   };
   const server = await serveRest(deps);
   const stop = async () => {

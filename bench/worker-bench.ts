@@ -421,7 +421,7 @@ async function setUp(options: BenchOptions, cleanups: (() => Promise<void> | voi
   await notifier.start();
   cleanups.push(() => notifier.close());
   const blobs = new FilesystemBlobStore({ root: path.join(scratch, "blobs") });
-  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, logger: { error: (fields, message) => progress.done(`server error: ${message} ${JSON.stringify(fields)}`) } };
+  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, logger: { info: () => undefined, warn: () => undefined, error: (fields, message) => progress.done(`server error: ${message} ${JSON.stringify(fields)}`) } };
   const server = await serveRest(deps);
   cleanups.push(() => server.close());
   return {

@@ -17,7 +17,10 @@ import { pathParameterNames } from "../web/route-table";
  * call into server/.
  */
 
+/** A pino logger satisfies it; info and warn carry a database outage's streak (server/web/database-outage.ts). */
 export interface ConductorLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 

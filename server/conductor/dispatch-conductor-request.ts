@@ -11,6 +11,7 @@ import { ConductorError, authErrorAnswer, errorAnswer, jsonAnswer, validationFai
 import type { ConductorValidationError } from "./conductor-error";
 import { verifyConductorToken } from "./conductor-token";
 import type { AnyConductorRoute, ConductorAnswer, ConductorDeps } from "./define-conductor-route";
+import { isDatabaseOutage, noteAnswered, OUTAGE_MESSAGE, OUTAGE_RETRY_AFTER_SECONDS } from "../web/database-outage";
 
 /**
  * The one entry point of /conductor/api. In order: match the route; unless it
@@ -87,10 +88,15 @@ export async function answerConductorRequest(deps: ConductorDeps | (() => Conduc
       return errorAnswer(new ConductorError(503, "The server is not configured; see its log"));
     }
     const answer = await serve(resolvedDeps, resolved, url, request);
+    noteAnswered(resolvedDeps.logger);
     return isHead ? withoutBody(answer) : answer;
   } catch (error) {
     if (error instanceof ConductorError) return errorAnswer(error);
     if (error instanceof HttpProblem) return errorAnswer(new ConductorError(error.problem.status, error.problem.detail));
+    if (isDatabaseOutage(error, resolvedDeps?.logger)) {
+      const answer = errorAnswer(new ConductorError(503, OUTAGE_MESSAGE));
+      return { ...answer, headers: { ...answer.headers, "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) } };
+    }
     logFailure(resolvedDeps, error, request);
     return errorAnswer(new ConductorError(500, "The request failed on the server; it has been logged"));
   }

@@ -34,7 +34,10 @@ export interface RestAuth {
   checkSameOrigin(request: ApiRequest): { ok: true } | { ok: false; message: string };
 }
 
+/** A pino logger satisfies it; info and warn carry a database outage's streak (server/web/database-outage.ts). */
 export interface RestLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 

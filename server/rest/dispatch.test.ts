@@ -41,7 +41,7 @@ function deps(auth: RestAuth = fakeAuth(), extra: Partial<RestDeps> = {}): RestD
     blobs: { put: () => Promise.reject(new Error("unused")), get: () => Promise.reject(new Error("unused")), delete: () => Promise.resolve() },
     notifier: () => null,
     auth,
-    logger: { error: () => undefined },
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
     ...extra,
   };
 }
@@ -246,12 +246,29 @@ describe("dispatchRestRequest", () => {
 
   it("answers a handler's crash with a 500 problem that leaks nothing", async () => {
     const errors: unknown[] = [];
-    const response = await dispatchRestRequest(deps(fakeAuth(), { logger: { error: (obj) => errors.push(obj) } }), request("POST", "/ns/a/broken", { headers: bearer }), routes);
+    const response = await dispatchRestRequest(deps(fakeAuth(), { logger: { info: () => undefined, warn: () => undefined, error: (obj) => errors.push(obj) } }), request("POST", "/ns/a/broken", { headers: bearer }), routes);
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(text).not.toContain("secret");
     expect(text).not.toContain("app.ts");
     expect(errors).toHaveLength(1);
+  });
+
+  it("answers 503 with Retry-After while the database is unreachable, and logs the outage once, not per request", async () => {
+    const logged = { info: [] as string[], warn: [] as string[], error: [] as string[] };
+    const logger = { info: (_: object, msg: string) => logged.info.push(msg), warn: (_: object, msg: string) => logged.warn.push(msg), error: (_: object, msg: string) => logged.error.push(msg) };
+    const refused = Object.assign(new Error("connect ECONNREFUSED /tmp/.s.PGSQL.5432"), { code: "ECONNREFUSED" });
+    const down = deps({ ...fakeAuth(), authenticate: () => Promise.reject(refused) }, { logger });
+    for (let i = 0; i < 3; i++) {
+      const response = await dispatchRestRequest(down, request("GET", "/ns/a/things/00000000-0000-4000-8000-000000000001", { headers: bearer }), routes);
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("1");
+      expect((await problemOf(response)).detail).toMatch(/database cannot be reached/);
+    }
+    expect(logged.error).toEqual(["API requests failing: connect ECONNREFUSED /tmp/.s.PGSQL.5432"]);
+    const back = await dispatchRestRequest(deps(fakeAuth(), { logger }), request("GET", "/ns/a/things/00000000-0000-4000-8000-000000000001", { headers: bearer }), routes);
+    expect(back.status).toBe(200);
+    expect(logged.info).toEqual([expect.stringMatching(/^API requests recovered after 3 failures/)]);
   });
 
   it("refuses to send an answer that does not match the declared response schema", async () => {

@@ -5,6 +5,7 @@ import { routeTableMatcher } from "../web/route-table";
 import type { AnyRoute, NamespaceAccess, RestDeps } from "./define-route";
 import { HttpProblem, problemAnswer, validationProblem, zodIssuesToErrors } from "./problem";
 import type { ProblemFieldError, RequestLocation } from "./problem";
+import { isDatabaseOutage, noteAnswered, OUTAGE_MESSAGE, OUTAGE_RETRY_AFTER_SECONDS } from "../web/database-outage";
 
 /**
  * The one entry point of /api/v1: match the route, then, in this order —
@@ -60,9 +61,13 @@ export async function answerRestRequest(deps: RestDeps | (() => RestDeps), reque
     }
     logger = resolved.logger;
     const answer = await serve(resolved, route, params, url, request, routes);
+    noteAnswered(logger);
     return isHead ? withoutBody(answer) : answer;
   } catch (error) {
     if (error instanceof HttpProblem) return problemAnswer(error.problem, error.headers);
+    if (isDatabaseOutage(error, logger)) {
+      return problemAnswer(new HttpProblem("unavailable", OUTAGE_MESSAGE).problem, { "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) });
+    }
     logFailure(logger, error, request);
     const problem = new HttpProblem("internal", "The request failed on the server; it has been logged").problem;
     return problemAnswer(problem);

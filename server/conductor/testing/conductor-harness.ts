@@ -47,7 +47,7 @@ export async function startConductorHarness(db: Db, databaseUrl: string, options
     blobs,
     notifier: () => notifier,
     secret: TEST_SECRET,
-    logger: { error: (obj, msg) => console.error(msg, obj) },
+    logger: { info: () => undefined, warn: (obj, msg) => console.warn(msg, obj), error: (obj, msg) => console.error(msg, obj) },
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.tokenTtlSeconds === undefined ? {} : { tokenTtlSeconds: options.tokenTtlSeconds }),
   };

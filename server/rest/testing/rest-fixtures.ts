@@ -73,7 +73,7 @@ export async function startRestHarness(db: Db, databaseUrl: string): Promise<Res
   const blobs = new FilesystemBlobStore({ root: blobRoot });
   const notifier = new Notifier({ connectionString: databaseUrl, applicationName: "rest-test-notifier", channels: [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL] });
   await notifier.start();
-  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, logger: { error: (obj, msg) => console.error(msg, obj) } };
+  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, logger: { info: () => undefined, warn: (obj, msg) => console.warn(msg, obj), error: (obj, msg) => console.error(msg, obj) } };
   const server = await serveRest(deps);
   return {
     deps,
