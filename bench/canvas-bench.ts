@@ -1,6 +1,6 @@
 /**
  * `npm run bench:canvas`: is the editor's canvas still responsive at 1,000
- * nodes (issue 7 item 9)? It loads a generated 1,000-node workflow
+ * nodes? It loads a generated 1,000-node workflow
  * (canvas-bench-workflow.ts: chains, SWITCH branches, DO_WHILE loops with
  * bodies, forks joining) into the real editor page in Chromium and records
  * the time between animation frames while a person's gestures are replayed:

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:engine`: what one evaluation costs the decider, for workflows
- * of 5, 1,000 and 30,000 tasks. The claim under test (DESIGN.md invariant 6,
- * issue 3 item 10): an evaluation loads the frontier plus the rows
+ * of 5, 1,000 and 30,000 tasks. The claim under test (invariant 6 of docs/architecture.md):
+ * an evaluation loads the frontier plus the rows
  * `refsToLoad` names, so its cost is O(refs used), not O(tasks in the
  * workflow) — the 30,000-task evaluation should be within 1.5× of the 5-task one.
  *

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:live`: how long from the commit of a status change until a
- * person watching the run sees it (issue 8 item 7)? Target p95 ≤ 100 ms.
+ * person watching the run sees it? Target p95 ≤ 100 ms.
  *
  * A throwaway stack — Postgres 18, the web process, the worker sidecar — and a
  * workflow whose start node forks into `--per-run` WAIT nodes (external

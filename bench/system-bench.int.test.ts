@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**
- * The CI smoke of `npm run bench` (issue 10): a few seconds of it, end to end —
+ * The CI smoke of `npm run bench`: a few seconds of it, end to end —
  * embedded Postgres, the REST handlers (--web node: no `next build` in CI),
  * the sidecar, two worker processes, and the bare queue it is set against —
  * asserting only that it completes, prints its tables and writes its files.

@@ -1,6 +1,6 @@
 /**
  * `npm run bench` (`npm run bench`): node-flow end to end under load, with nothing
- * simulated (issue 10). On this machine it starts a throwaway embedded
+ * simulated. On this machine it starts a throwaway embedded
  * Postgres 18, migrates it, and runs the real web process
  * (server/web/main.ts, the app built first when stale, as `nf start` does) and the real sidecar
  * (server/sidecar/main.ts, roles decider,poller); or it targets a running server
@@ -1189,7 +1189,7 @@ interface TableScans {
 /**
  * The tables most read by sequential scans over the whole run. A key lookup
  * whose cached generic plan was made while its partition was small can read
- * that partition whole on every call (docs/performance.md, items 41–42); this
+ * that partition whole on every call (docs/performance.md); this
  * is where that shows, with the dead rows it steps over.
  */
 async function tablesReadWhole(db: Db): Promise<TableScans[]> {

@@ -1,6 +1,5 @@
 /**
- * `npm run bench:worker`: the worker protocol as a remote worker sees it (issue
- * 5 item 8). Everything runs on this machine: a Postgres 18 (a throwaway
+ * `npm run bench:worker`: the worker protocol as a remote worker sees it. Everything runs on this machine: a Postgres 18 (a throwaway
  * embedded cluster in a temporary directory, or `--database-url`), the REST
  * route handlers served over node:http in this process, and SDK workers
  * (`createWorker`) in this process talking to them over real HTTP with an API

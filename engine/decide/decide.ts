@@ -1,5 +1,5 @@
 /**
- * The decider (issue 3, item 5). Semantic decisions, in one place:
+ * The decider. Semantic decisions, in one place:
  *
  * - **Task identity** is `(ref, iteration, attempt)` (invariant 5). Loops put the
  *   iteration (1, 2, …) in identity and keep the ref; dynamic-fork instances get

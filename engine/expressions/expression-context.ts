@@ -98,7 +98,7 @@ export function workflowDocument(w: WorkflowView): Record<string, unknown> {
     // Only schema version 2 definitions exist in node-flow (Conductor's V1 resolution is deprecated).
     schemaVersion: 2,
     variables: w.variables,
-    // Not in Conductor's document; node-flow adds it (issue 3) because the engine has no other clock to offer.
+    // Not in Conductor's document; node-flow adds it because the engine has no other clock to offer.
     startTime: w.startTime,
   };
 }

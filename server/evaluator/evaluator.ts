@@ -243,10 +243,10 @@ class BatchedWriteFailure extends Error {
  * The evaluations' last writes for the whole transaction, where each workflow
  * took two round trips: every workflow's last run of scheduled tasks in one
  * insertAndEnqueueTasks, then every finish in one finishEvaluations (the system bench
- * closed loop: docs/performance.md, item 29). The finish is the transaction's
- * last statement, and its COMMIT travels with it (item 53). The insert
+ * closed loop: docs/performance.md). The finish is the transaction's
+ * last statement, and its COMMIT travels with it. The insert
  * travels with them too, unanswered — the tasks' ids are given, and the
- * finish keeps the TASK_SCHEDULED of a row only if it was inserted (item 56) —
+ * finish keeps the TASK_SCHEDULED of a row only if it was inserted —
  * unless a task opens an inbox entry, which needs its inserted row first.
  */
 async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {

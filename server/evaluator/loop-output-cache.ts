@@ -11,7 +11,7 @@ import { LruCache } from "../lib/lru-cache";
  * frontier, and again among the rows its expressions reference), so each one
  * shipped, parsed and collected the whole history: evaluations grew from 16 to
  * 40 ms over that run, and a CPU profile of the sidecar was a third garbage
- * collection (docs/performance.md, item 33).
+ * collection (docs/performance.md).
  *
  * A row version is `"<task id>:<xmin>"`: every UPDATE of a row writes a new
  * tuple with the writing transaction's id, whoever writes it (a decider, an

@@ -23,7 +23,7 @@ import type { Database } from "../../db/schema";
  * that table again — 2–9 ms a plan over "TaskExecutions" here, where the
  * report function's statements on it were planned 40–43 times each in a
  * 15-second closed loop when its partitions were analyzed one at a time
- * (docs/performance.md, item 46). Hash partitions fill together, so when one
+ * (docs/performance.md). Hash partitions fill together, so when one
  * partition of a table is due, all of that table's never-analyzed partitions
  * that hold changes are analyzed with it, in one transaction: the sessions see
  * one invalidation for the table, not one per partition.

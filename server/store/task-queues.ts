@@ -212,7 +212,7 @@ export interface LeasedTask {
  * statement that joined the queue rows to "TaskExecutions" planned and opened
  * all sixteen partitions, which is why this was two client statements until
  * it became a function. As two statements (plus BEGIN and COMMIT) a poll cost
- * four round trips; see docs/performance.md, item 23, for the difference.
+ * four round trips; see docs/performance.md for the difference.
  */
 export async function leaseTasks(db: Executor, input: LeaseTasksInput): Promise<LeasedTask[]> {
   assertCount("count", input.count, 1000);

@@ -154,7 +154,7 @@ export interface DefinitionToStart {
  * compiled blueprint — 210 KB of JSON for a 200-node chain — which every start
  * read and parsed to use neither: a scratch loop of starts of such a
  * definition took 6.8–7.4 ms of the web process's CPU each
- * (docs/performance.md, item 38).
+ * (docs/performance.md).
  */
 export async function getDefinitionToStart(db: Db, namespaceId: string, name: string, version?: number): Promise<DefinitionToStart | undefined> {
   const query = db

@@ -9,8 +9,7 @@
  *   builds neither. A worker's report is a small JSON request, and adapting it
  *   to WHATWG objects — undici's Request and Headers, a body stream, a
  *   Response read back through another stream — cost the web
- *   process a fifth to a quarter of its CPU per run (docs/performance.md,
- *   item 45).
+ *   process a fifth to a quarter of its CPU per run (docs/performance.md).
  */
 
 export interface ApiRequestHeaders {
