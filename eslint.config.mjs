@@ -24,7 +24,7 @@ const restrict = (group, why, allowTypeImports = false) => ({ group, message: wh
 
 export default tseslint.config(
   {
-    ignores: ["node_modules/**", ".next/**", ".data/**", ".test-data/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
+    ignores: ["node_modules/**", ".next/**", "dist/**", ".data/**", ".test-data/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

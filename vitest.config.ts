@@ -8,7 +8,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["*.test.ts", "{engine,db,server,sdk,cli,bench,components}/**/*.test.{ts,tsx}"],
+          include: ["*.test.ts", "{engine,db,server,sdk,cli,bench,components,scripts}/**/*.test.{ts,tsx}"],
           exclude: ["**/*.int.test.ts", "node_modules/**"],
           environment: "node",
         },
@@ -17,7 +17,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "integration",
-          include: ["{db,server,sdk,cli,bench}/**/*.int.test.ts"],
+          include: ["{db,server,sdk,cli,bench,scripts}/**/*.int.test.ts"],
           globalSetup: ["db/testing/global-setup.ts"],
           environment: "node",
           testTimeout: 30_000,

@@ -14,6 +14,7 @@ import { apiKeyCache } from "../server/auth/api-key-cache";
 import { CREDENTIALS_CHANNEL, Notifier, TASKS_CHANNEL } from "../server/lib/notifier";
 import type { RestDeps } from "../server/rest/define-route";
 import { serverAuth } from "../server/rest/rest-deps";
+import { sealingKeysOf } from "../server/secrets/secrets";
 import { serveRest } from "../server/rest/testing/serve-rest";
 
 async function main(): Promise<void> {
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     blobs: new FilesystemBlobStore({ root: path.join(dataDir, "blobs") }),
     notifier: () => notifier,
     auth: serverAuth,
+    sealingKeys: sealingKeysOf({ secret: "s".repeat(64), previousSecrets: [] }),
     logger: { info: () => undefined, warn: (fields, message) => console.warn(message, JSON.stringify(fields)), error: (fields, message) => console.error(message, JSON.stringify(fields)) },
   };
   const server = await serveRest(deps);

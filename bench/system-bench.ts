@@ -59,6 +59,8 @@ import type { NodeFlowClient } from "../sdk";
 import { createApiKey } from "../server/auth/api-keys";
 import { insertNamespace } from "../server/store/namespaces";
 import { runBareQueue } from "./bare-queue";
+import { startGraphilePeer } from "./graphile-peer";
+import type { GraphilePeer, PeerPointResult } from "./graphile-peer";
 import { ask, forkReady, stopAll } from "./child-processes";
 import type { BareQueueResult } from "./bare-queue";
 import type { BenchWorkerMessage, BenchWorkerRequest } from "./worker-process";
@@ -103,11 +105,16 @@ export interface BenchOptions {
   pgStatStatements: boolean;
   /** Seconds of the bare queue (bare-queue.ts) at the closed loop's workers and in-flight count; 0: none. */
   bareQueueSeconds: number;
+  /** The peer run after each point (graphile-peer.ts), or none. */
+  peer: "graphile" | "none";
+  /** Sidecars for a second closed loop (the extra ones deciders only); 1: the closed loop runs once, with one. */
+  sidecars: number;
 }
 
 export const BENCH_USAGE = `npm run bench -- [--rates 25,50,100,200,400] [--duration 20] [--closed 20] [--in-flight 64]
          [--workers 16] [--slots 1] [--large 30000] [--web next|node] [--out PATH]
-         [--bare-queue 15] [--url URL --api-key KEY --database-url URL [--namespace NS]] [--cpu-prof DIR]
+         [--bare-queue 15] [--peer graphile|none] [--sidecars 1] [--smoke]
+         [--url URL --api-key KEY --database-url URL [--namespace NS]] [--cpu-prof DIR]
   --rates      open-loop arrival rates (runs/s), one point each; "" for none
   --duration   seconds of arrivals per open-loop point
   --closed     seconds of the closed-loop point (0: none); --in-flight runs kept going
@@ -119,6 +126,14 @@ export const BENCH_USAGE = `npm run bench -- [--rates 25,50,100,200,400] [--dura
   --bare-queue seconds of the floor, each way (with and without NOTIFY): a bare leased
                queue on the same Postgres, as many worker processes and jobs in flight,
                no HTTP and no workflow (0: none; never with --url: it creates a table)
+  --peer       graphile (default): after each point, graphile-worker runs the same chain
+               with the same worker slots, its workers in one process, on the same
+               Postgres, and the ratios node-flow ÷ graphile-worker are printed; none: no peer
+               (never with --url: it installs a schema)
+  --sidecars   N > 1: the closed loop runs again with N sidecars (the extra ones deciders
+               only), set beside the one-sidecar loop
+  --smoke      short defaults for CI: --web node --workers 2 --rates 10 --duration 2
+               --closed 2 --in-flight 4 --large 200 --bare-queue 2 --drain 30 (flags given win)
   --out        results as PATH.json and PATH.md (default bench-results/bench-<time>)
   --url        a running node-flow instead of a throwaway one, with --api-key (worker
                and admin scopes) and --database-url (the figures only Postgres knows)
@@ -126,6 +141,9 @@ export const BENCH_USAGE = `npm run bench -- [--rates 25,50,100,200,400] [--dura
   --pg-stat-statements  preload pg_stat_statements (embedded only) and list the
                statements that cost the most Postgres time
 `;
+
+const FULL_DEFAULTS = { rates: "25,50,100,200,400", duration: "20", closed: "20", "in-flight": "64", workers: "16", large: "30000", web: "next", drain: "60", "bare-queue": "15" };
+const SMOKE_DEFAULTS: typeof FULL_DEFAULTS = { rates: "10", duration: "2", closed: "2", "in-flight": "4", workers: "2", large: "200", web: "node", drain: "30", "bare-queue": "2" };
 
 function parseList(text: string): number[] {
   if (text.trim() === "") return [];
@@ -142,23 +160,26 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
     ({ values } = parseArgs({
       args: argv,
       options: {
-        rates: { type: "string", default: "25,50,100,200,400" },
-        duration: { type: "string", default: "20" },
-        closed: { type: "string", default: "20" },
-        "in-flight": { type: "string", default: "64" },
-        workers: { type: "string", default: "16" },
+        rates: { type: "string" },
+        duration: { type: "string" },
+        closed: { type: "string" },
+        "in-flight": { type: "string" },
+        workers: { type: "string" },
         slots: { type: "string", default: "1" },
-        large: { type: "string", default: "30000" },
-        web: { type: "string", default: "next" },
+        large: { type: "string" },
+        web: { type: "string" },
         out: { type: "string" },
         url: { type: "string" },
         "api-key": { type: "string" },
         "database-url": { type: "string" },
         namespace: { type: "string" },
-        drain: { type: "string", default: "60" },
+        drain: { type: "string" },
         "cpu-prof": { type: "string" },
         "pg-stat-statements": { type: "boolean", default: false },
-        "bare-queue": { type: "string", default: "15" },
+        "bare-queue": { type: "string" },
+        peer: { type: "string", default: "graphile" },
+        sidecars: { type: "string", default: "1" },
+        smoke: { type: "boolean", default: false },
       },
       strict: true,
       allowPositionals: false,
@@ -173,6 +194,9 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
     }
     return value;
   };
+  // Flags given win over --smoke's defaults, which win over the full run's.
+  const defaults = values.smoke ? SMOKE_DEFAULTS : FULL_DEFAULTS;
+  for (const [flag, value] of Object.entries(defaults)) (values as Record<string, unknown>)[flag] ??= value;
   const web = values.web;
   if (web !== "next" && web !== "node") throw new UsageError(`--web must be next or node, not "${web}"`);
   const url = values.url?.trim() || undefined;
@@ -181,6 +205,8 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
   if (url !== undefined && (apiKey === undefined || databaseUrl === undefined)) {
     throw new UsageError("--url needs --api-key (or NODE_FLOW_API_KEY) and --database-url: the figures come from the database");
   }
+  const peer = values.peer;
+  if (peer !== "graphile" && peer !== "none") throw new UsageError(`--peer must be graphile or none, not "${peer}"`);
   const stamp = now.toISOString().replace(/[:.]/g, "-").slice(0, 19);
   return {
     rates: parseList(values.rates ?? ""),
@@ -200,6 +226,8 @@ export function parseBenchArgs(argv: string[], now = new Date()): BenchOptions {
     cpuProfileDir: values["cpu-prof"] ? path.resolve(values["cpu-prof"]) : undefined,
     pgStatStatements: values["pg-stat-statements"] ?? false,
     bareQueueSeconds: number("bare-queue", values["bare-queue"], 0, 3600, false),
+    peer,
+    sidecars: number("sidecars", values.sidecars, 1, 8),
   };
 }
 
@@ -267,6 +295,10 @@ interface System {
   /** The throwaway database's URL, when the bench started Postgres (the bare queue runs only there). */
   ownDatabaseUrl: string | undefined;
   pids: Partial<Record<Exclude<CpuGroup, "workers" | "driver">, number>>;
+  /** Starts one more sidecar (roles decider) and resolves with a function that stops it; only when the bench started the system. */
+  addSidecar: ((label: string) => Promise<{ pid: number; stop: () => Promise<void> }>) | undefined;
+  /** The extra sidecars running now: their CPU counts as the sidecar's. */
+  extraSidecarPids: number[];
   where: string;
 }
 
@@ -301,6 +333,8 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
       metricsUrl: undefined,
       ownDatabaseUrl: undefined,
       pids: {},
+      addSidecar: undefined,
+      extraSidecarPids: [],
       where: `the running server at ${options.url}`,
     };
   }
@@ -381,18 +415,22 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
             if (match) webPortSeen = Number(match[1]);
           },
         });
-  let sidecarReady = false;
-  const sidecar = spawnSupervised({
-    name: "sidecar",
-    command: process.execPath,
-    args: [...profile("sidecar"), "--import", "tsx", "server/sidecar/main.ts"],
-    cwd: PROJECT_ROOT,
-    env: { ...serverEnv, NODE_FLOW_ROLES: "decider,poller", NODE_FLOW_METRICS_PORT: String(metricsPort), LOG_LEVEL: "info" },
-    ipc: true,
-    onLine: (line) => {
-      if (line.includes("worker ready")) sidecarReady = true;
-    },
-  });
+  const spawnSidecar = (name: string, roles: string, port: number) => {
+    let ready = false;
+    const child = spawnSupervised({
+      name,
+      command: process.execPath,
+      args: [...profile(name), "--import", "tsx", "server/sidecar/main.ts"],
+      cwd: PROJECT_ROOT,
+      env: { ...serverEnv, NODE_FLOW_ROLES: roles, NODE_FLOW_METRICS_PORT: String(port), LOG_LEVEL: "info" },
+      ipc: true,
+      onLine: (line) => {
+        if (line.includes("worker ready")) ready = true;
+      },
+    });
+    return { child, ready: () => ready };
+  };
+  const { child: sidecar, ready: sidecarReady } = spawnSidecar("sidecar", "decider,poller", metricsPort);
   cleanups.push(async () => {
     // SIGINT, not SIGTERM, for a profile: Node writes --cpu-prof output on a normal exit, which both handlers make.
     await Promise.all([web.stop(15_000), sidecar.stop(15_000)]);
@@ -401,7 +439,7 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     for (const child of [web, sidecar]) if (child.hasExited()) return `the ${child.name} process exited before it was ready:\n${lastLinesOf(child)}`;
     return undefined;
   };
-  await waitFor("the sidecar's \"worker ready\"", 60_000, () => sidecarReady, exitedEarly);
+  await waitFor("the sidecar's \"worker ready\"", 60_000, sidecarReady, exitedEarly);
   let baseUrl = `http://127.0.0.1:${webPort}`;
   if (options.web === "node") {
     await waitFor("the REST server's port", 60_000, () => webPortSeen !== undefined, exitedEarly);
@@ -425,6 +463,14 @@ async function startSystem(options: BenchOptions, cleanups: (() => Promise<void>
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     ownDatabaseUrl: embedded.url,
     pids: { web: web.pid, sidecar: sidecar.pid, postgres: postmasterPid },
+    // Deciders only: the poller's sweeps are singletons of the first sidecar's.
+    addSidecar: async (label) => {
+      const extra = spawnSidecar(label, "decider", await findFreePort());
+      cleanups.push(() => extra.child.stop(15_000));
+      await waitFor(`${label}'s "worker ready"`, 60_000, extra.ready, () => (extra.child.hasExited() ? `${label} exited before it was ready:\n${lastLinesOf(extra.child)}` : undefined));
+      return { pid: extra.child.pid, stop: () => extra.child.stop(15_000) };
+    },
+    extraSidecarPids: [],
     where: `a throwaway embedded Postgres 18 (the settings \`npm start\` uses), ${options.web === "next" ? "the production web process (server/web/main.ts)" : "the REST API alone on node:http (--web node)"} and the sidecar, all on this machine`,
   };
 }
@@ -677,6 +723,8 @@ export interface PointResult {
   mode: "open" | "closed";
   /** Open: the arrival rate asked for. Closed: runs in flight. */
   target: number;
+  /** Sidecar processes deciding during the point. */
+  sidecars: number;
   offeredPerSecond: number;
   completedPerSecond: number;
   started: number;
@@ -732,7 +780,7 @@ function cpuSnapshot(driver: Driver): CpuSnapshot {
   const usage = process.cpuUsage();
   const seconds: Partial<Record<CpuGroup, number>> = { workers: treeCpuSeconds(driver.workers.pids, procs), driver: (usage.user + usage.system) / 1e6 };
   if (pids.web !== undefined) seconds.web = treeCpuSeconds([pids.web], procs);
-  if (pids.sidecar !== undefined) seconds.sidecar = treeCpuSeconds([pids.sidecar], procs);
+  if (pids.sidecar !== undefined) seconds.sidecar = treeCpuSeconds([pids.sidecar, ...driver.system.extraSidecarPids], procs);
   if (pids.postgres !== undefined) seconds.postgres = treeCpuSeconds([pids.postgres], procs);
   return { at: performance.now(), seconds };
 }
@@ -909,6 +957,7 @@ async function runPoint(driver: Driver, mode: "open" | "closed", target: number,
   return {
     mode,
     target,
+    sidecars: 1 + system.extraSidecarPids.length,
     offeredPerSecond: ids.length / windowSeconds,
     completedPerSecond: completedRuns.length / activeSeconds,
     started: ids.length,
@@ -959,8 +1008,8 @@ interface CompletionCheck {
 }
 
 /** How a point is named in the progress line, the table and the notes: "open 25/s", "closed, 64 in flight". */
-function pointLabel(mode: "open" | "closed", target: number): string {
-  return mode === "open" ? `open ${target}/s` : `closed, ${target} in flight`;
+function pointLabel(mode: "open" | "closed", target: number, sidecars = 1): string {
+  return `${mode === "open" ? `open ${target}/s` : `closed, ${target} in flight`}${sidecars > 1 ? `, ${sidecars} sidecars` : ""}`;
 }
 
 /**
@@ -1121,7 +1170,7 @@ export function markdownTable(points: readonly PointResult[]): string {
   ];
   const rows = points.map((p) =>
     [
-      pointLabel(p.mode, p.target),
+      pointLabel(p.mode, p.target, p.sidecars),
       fixed(p.offeredPerSecond),
       fixed(p.completedPerSecond),
       `${p.completed}/${p.started}`,
@@ -1225,7 +1274,7 @@ function backendsText(points: readonly PointResult[]): string[] {
     ...points.map((p) => {
       const states = Object.entries(p.activeBackends).slice(0, 6);
       const text = states.length > 0 ? states.map(([state, n]) => `${state} ${fixed(n, 2)}`).join(", ") : "none active";
-      return `- ${pointLabel(p.mode, p.target)}: ${text}`;
+      return `- ${pointLabel(p.mode, p.target, p.sidecars)}: ${text}`;
     }),
   ];
 }
@@ -1274,6 +1323,81 @@ function bareQueueText(floor: readonly BareQueueResult[], points: readonly Point
       (bare) =>
         `| ${bare.notify ? "with NOTIFY" : "without NOTIFY"} | ${fixed(bare.jobsPerSecond)} | ${fixed(bare.jobsPerSecond / CHAIN_STEPS)} | ${bare.cpuMsPerJob.postgres === null ? "–" : fixed(bare.cpuMsPerJob.postgres, 2)} / ${fixed(bare.cpuMsPerJob.workers, 2)} | ${tasksPerSecond === undefined ? "–" : `${fixed(tasksPerSecond)} (${fixed((100 * tasksPerSecond) / Math.max(bare.jobsPerSecond, 1e-9), 0)}%)`} |`,
     ),
+  ];
+}
+
+/** Starts the peer (graphile-peer.ts) on the bench's own Postgres, unless --peer none or --url. */
+async function startPeer(system: System, options: BenchOptions): Promise<GraphilePeer | undefined> {
+  if (options.peer === "none") return undefined;
+  if (system.ownDatabaseUrl === undefined) {
+    say("Peer: not run against --url (it installs graphile-worker's schema).");
+    return undefined;
+  }
+  say(`Starting the peer: graphile-worker, ${options.workers * options.slots} slots in one worker process, on the same Postgres…`);
+  return startGraphilePeer({
+    databaseUrl: system.ownDatabaseUrl,
+    concurrency: options.workers * options.slots,
+    steps: CHAIN_STEPS,
+    postgresPid: system.pids.postgres,
+    drainSeconds: options.drainSeconds,
+    progress: (line) => progress.update(line),
+  });
+}
+
+export interface PeerRatios {
+  /** node-flow ÷ graphile-worker, closed loop (node-flow's one-sidecar loop): runs/s, WAL per run, CPU per run. */
+  closedThroughput: number | null;
+  walPerRun: number | null;
+  /** node-flow's Postgres + web + sidecar over graphile-worker's Postgres + worker process. */
+  cpuPerRun: number | null;
+  /** The open-loop rate the latencies are compared at: 50/s when --rates has it, else the first rate. */
+  latencyRate: number | null;
+  endToEndP50: number | null;
+  stepP50: number | null;
+}
+
+const ratio = (a: number | undefined, b: number | undefined | null) => (a === undefined || b === undefined || b === null || !Number.isFinite(a) || !Number.isFinite(b) || b <= 0 ? null : a / b);
+
+export function peerRatios(peer: readonly PeerPointResult[], points: readonly PointResult[], options: BenchOptions): PeerRatios {
+  const closed = points.find((p) => p.mode === "closed" && p.sidecars === 1);
+  const peerClosed = peer.find((p) => p.mode === "closed");
+  const latencyRate = options.rates.includes(50) ? 50 : (options.rates[0] ?? null);
+  const open = points.find((p) => p.mode === "open" && p.target === latencyRate);
+  const peerOpen = peer.find((p) => p.mode === "open" && p.target === latencyRate);
+  const nodeFlowCpu = closed ? (["postgres", "web", "sidecar"] as const).reduce<number | undefined>((sum, g) => (sum === undefined || closed.cpuMsPerRun[g] === undefined ? undefined : sum + closed.cpuMsPerRun[g]), 0) : undefined;
+  const peerCpu = peerClosed && peerClosed.cpuMsPerRun.postgres !== null ? peerClosed.cpuMsPerRun.postgres + peerClosed.cpuMsPerRun.workers : undefined;
+  return {
+    closedThroughput: ratio(closed?.completedPerSecond, peerClosed?.completedPerSecond),
+    walPerRun: ratio(closed?.walBytesPerRun, peerClosed?.walBytesPerRun),
+    cpuPerRun: ratio(nodeFlowCpu, peerCpu),
+    latencyRate,
+    endToEndP50: ratio(open?.endToEndMs.p50, peerOpen?.endToEndMs.p50),
+    stepP50: ratio(open?.stepTurnaroundMs.p50, peerOpen?.stepGapMs.p50),
+  };
+}
+
+function peerText(peer: readonly PeerPointResult[], points: readonly PointResult[], options: BenchOptions): string[] {
+  if (peer.length === 0) return [];
+  const r = peerRatios(peer, points, options);
+  const x = (value: number | null) => (value === null ? "–" : `${fixed(value, 2)}×`);
+  return [
+    "",
+    "## The peer: graphile-worker on the same Postgres, interleaved",
+    "",
+    `The same ${CHAIN_STEPS}-step chain with ${options.workers * options.slots} slots in one worker process straight to Postgres, each point run right after node-flow's. End to end: the first job's add → the last step's handler returning; step gap: a step's handler returning → the next one's starting.`,
+    "",
+    "| point | completed/s | completed | step gap p50 / p95 / p99 ms | end-to-end p50 / p99 ms | WAL KB/run | commits/run | CPU ms/run pg / workers | lost / duplicated |",
+    "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |",
+    ...peer.map(
+      (p) =>
+        `| ${pointLabel(p.mode, p.target)} | ${fixed(p.completedPerSecond)} | ${p.completed}/${p.started} | ${fixed(p.stepGapMs.p50)} / ${fixed(p.stepGapMs.p95)} / ${fixed(p.stepGapMs.p99)} | ${fixed(p.endToEndMs.p50)} / ${fixed(p.endToEndMs.p99)} | ${fixed(p.walBytesPerRun / 1024)} | ${fixed(p.commitsPerRun)} | ${p.cpuMsPerRun.postgres === null ? "–" : fixed(p.cpuMsPerRun.postgres, 1)} / ${fixed(p.cpuMsPerRun.workers, 1)} | ${p.lost} / ${p.duplicated} |`,
+    ),
+    "",
+    "node-flow ÷ graphile-worker (closed loop: node-flow's one-sidecar loop; CPU: node-flow's Postgres + web + sidecar over graphile-worker's Postgres + workers):",
+    "",
+    `| closed-loop runs/s | WAL/run | CPU/run | end-to-end p50 at ${r.latencyRate ?? "–"}/s | step p50 at ${r.latencyRate ?? "–"}/s |`,
+    "| ---: | ---: | ---: | ---: | ---: |",
+    `| ${x(r.closedThroughput)} | ${x(r.walPerRun)} | ${x(r.cpuPerRun)} | ${x(r.endToEndP50)} | ${x(r.stepP50)} |`,
   ];
 }
 
@@ -1331,16 +1455,45 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     say("Warming up (3 s at 25/s, not reported)…");
     await runPoint(driver, "open", 25, 3, "warm-up");
 
+    const peer = await startPeer(system, options);
+    if (peer) cleanups.push(() => peer.stop());
+    const peerPoints: PeerPointResult[] = [];
+    const runPeerPoint = async (mode: "open" | "closed", target: number, seconds: number) => {
+      if (!peer) return;
+      const point = await peer.runPoint(mode, target, seconds);
+      peerPoints.push(point);
+      say(`graphile-worker ${pointLabel(mode, target)}: ${fixed(point.completedPerSecond)} completed/s, step gap p50 ${fixed(point.stepGapMs.p50)} ms, end-to-end p50 ${fixed(point.endToEndMs.p50)} ms${point.lost + point.duplicated > 0 ? `; ${point.lost} lost, ${point.duplicated} duplicated` : ""}`);
+    };
+    if (peer) {
+      say("Warming up graphile-worker (3 s at 25/s, not reported)…");
+      await peer.runPoint("open", 25, 3);
+    }
+
+    // Interleaved: each of node-flow's points, then the peer's at the same rate or in-flight count.
     const points: PointResult[] = [];
     for (const rate of options.rates) {
       const point = await runPoint(driver, "open", rate, options.duration, pointLabel("open", rate));
       points.push(point);
       say(`${pointLabel("open", rate)}: ${fixed(point.completedPerSecond)} completed/s, step p50 ${fixed(point.stepTurnaroundMs.p50)} ms, end-to-end p50 ${fixed(point.endToEndMs.p50)} ms${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
+      await runPeerPoint("open", rate, options.duration);
     }
     if (options.closedSeconds > 0) {
       const point = await runPoint(driver, "closed", options.closedInFlight, options.closedSeconds, pointLabel("closed", options.closedInFlight));
       points.push(point);
       say(`closed loop: ${fixed(point.completedPerSecond)} completed/s${point.problems.length > 0 ? `; ${point.problems.join("; ")}` : ""}`);
+      await runPeerPoint("closed", options.closedInFlight, options.closedSeconds);
+      if (options.sidecars > 1 && system.addSidecar) {
+        say(`Starting ${options.sidecars - 1} more sidecar${options.sidecars > 2 ? "s" : ""} (decider only) for a second closed loop…`);
+        const extras = [];
+        for (let i = 2; i <= options.sidecars; i++) extras.push(await system.addSidecar(`sidecar ${i}`));
+        system.extraSidecarPids.push(...extras.map((e) => e.pid));
+        const label = pointLabel("closed", options.closedInFlight, options.sidecars);
+        const again = await runPoint(driver, "closed", options.closedInFlight, options.closedSeconds, label);
+        points.push(again);
+        say(`${label}: ${fixed(again.completedPerSecond)} completed/s${again.problems.length > 0 ? `; ${again.problems.join("; ")}` : ""}`);
+        await Promise.all(extras.map((e) => e.stop()));
+        system.extraSidecarPids.length = 0;
+      } else if (options.sidecars > 1) say("More sidecars: only when the bench starts the system (not with --url).");
     }
     const check = await checkCompletions(driver);
     say(`Completions: ${check.runsCompleted}/${check.runs} runs completed; ${check.lost} lost, ${check.duplicated} duplicated.`);
@@ -1372,8 +1525,9 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
       markdownTable(points),
       "",
       `Completions checked against the rows, over all ${check.runs} runs (${check.runsCompleted} completed): ${lost} lost, ${duplicated} duplicated${check.detail.length > 0 ? ` (${check.detail.join("; ")})` : ""}.`,
-      ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${pointLabel(p.mode, p.target)}: ${p.problems.join("; ")}`] : [])),
+      ...points.flatMap((p) => (p.problems.length > 0 ? [`- ${pointLabel(p.mode, p.target, p.sidecars)}: ${p.problems.join("; ")}`] : [])),
       ...backendsText(points),
+      ...peerText(peerPoints, points, options),
       ...bareQueueText(floor, points, options),
       ...largeText(large),
       ...(largeProblem ? ["", `Large workflow: not measured (${largeProblem}).`] : []),
@@ -1385,11 +1539,12 @@ export async function runBench(argv: string[], _env: Env): Promise<number> {
     ].join("\n");
     const out = path.resolve(options.out);
     mkdirSync(path.dirname(out), { recursive: true });
-    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, floor, large, tablesReadWhole: tables }, null, 2)}\n`);
+    writeFileSync(`${out}.json`, `${JSON.stringify({ machine, where: system.where, options: { ...options, apiKey: undefined }, loadBefore, loadAfter, points, completions: check, peer: peerPoints.length > 0 ? { name: "graphile-worker", points: peerPoints, ratios: peerRatios(peerPoints, points, options) } : undefined, floor, large, tablesReadWhole: tables }, null, 2)}\n`);
     writeFileSync(`${out}.md`, markdown);
     process.stdout.write(markdown);
     say(`Results: ${out}.json and ${out}.md`);
-    return lost > 0 || duplicated > 0 || check.runsCompleted < check.runs || largeProblem !== undefined ? 1 : 0;
+    const peerBroken = peerPoints.some((p) => p.lost > 0 || p.duplicated > 0);
+    return lost > 0 || duplicated > 0 || check.runsCompleted < check.runs || largeProblem !== undefined || peerBroken ? 1 : 0;
   } finally {
     await cleanUp();
   }

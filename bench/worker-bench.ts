@@ -45,6 +45,7 @@ import { Notifier, TASKS_CHANNEL } from "../server/lib/notifier";
 import { registerWorkflowDefinition } from "../server/definitions/register-workflow-definition";
 import type { RestDeps } from "../server/rest/define-route";
 import { serverAuth } from "../server/rest/rest-deps";
+import { sealingKeysOf } from "../server/secrets/secrets";
 // The same node:http adapter the REST integration tests serve the dispatcher with.
 import { serveRest } from "../server/rest/testing/serve-rest";
 import { startExecution } from "../server/executions/start-execution";
@@ -420,7 +421,7 @@ async function setUp(options: BenchOptions, cleanups: (() => Promise<void> | voi
   await notifier.start();
   cleanups.push(() => notifier.close());
   const blobs = new FilesystemBlobStore({ root: path.join(scratch, "blobs") });
-  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, logger: { info: () => undefined, warn: () => undefined, error: (fields, message) => progress.done(`server error: ${message} ${JSON.stringify(fields)}`) } };
+  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, sealingKeys: sealingKeysOf({ secret: "s".repeat(64), previousSecrets: [] }), logger: { info: () => undefined, warn: () => undefined, error: (fields, message) => progress.done(`server error: ${message} ${JSON.stringify(fields)}`) } };
   const server = await serveRest(deps);
   cleanups.push(() => server.close());
   return {

@@ -49,9 +49,9 @@ describe("nf bootstrap", () => {
     expect(await database.db.selectFrom("Users").select("id").execute()).toEqual([]);
   });
 
-  it("refuses a missing email with the usage text", async () => {
+  it("refuses a missing email with the usage text and the usage exit code", async () => {
     const run = await nf([], { DATABASE_URL: database.url, NODE_FLOW_OWNER_PASSWORD: PASSWORD });
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toContain("bootstrap needs the owner's email");
     expect(run.stderr).toContain("nf bootstrap [--email E]");
   });

@@ -3,9 +3,9 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { embeddedConnectionUrl, embeddedSocketDir, foldersBlockingPostgresUser, postgresUserBlockedMessage } from "../db/embedded-postgres";
+import { entryCommand, PROJECT_ROOT } from "../server/lib/runtime-entry";
 
 /**
  * Bookkeeping for `npm start` without DATABASE_URL: one Postgres 18 cluster
@@ -221,7 +221,8 @@ export async function startEmbeddedInProcess(paths: EmbeddedPaths, state: Embedd
 /** Messages the Postgres host process sends over IPC. */
 export type EmbeddedProcessMessage = { type: "ready"; port: number } | { type: "failed"; message: string };
 
-const HOST_SCRIPT = fileURLToPath(new URL("./embedded-postgres-process.ts", import.meta.url));
+/** embedded-postgres-process.ts, in this process's form (dist/cli/embedded-postgres-process.js when compiled). */
+const HOST = entryCommand("cli/embedded-postgres-process.ts");
 const STOP_TIMEOUT_MS = 15_000;
 
 /**
@@ -238,8 +239,8 @@ export async function startEmbeddedProcess(
   settings?: Record<string, string>,
 ): Promise<EmbeddedPostgresHandle> {
   assertReachableByPostgresUser(paths);
-  const child: ChildProcess = fork(HOST_SCRIPT, [], {
-    execArgv: ["--import", "tsx"],
+  const child: ChildProcess = fork(path.join(PROJECT_ROOT, HOST.script), [], {
+    execArgv: HOST.execArgv,
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     env: {

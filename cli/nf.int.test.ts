@@ -75,9 +75,9 @@ describe("nf start refuses bad configuration before it creates anything", () => 
     expect(run.stdout + run.stderr).not.toContain("s3cr3t-pw");
   });
 
-  it("an unknown command prints usage and exits 1; help exits 0", async () => {
+  it("an unknown command prints usage and exits 2 (usage); help exits 0", async () => {
     const unknown = await nf(["strat"], {});
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "strat"');
     expect(unknown.stderr).toContain("nf start [--dev] [--port N]");
     const help = await nf(["help"], {});

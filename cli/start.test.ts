@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../server/lib/config";
 import { UsageError } from "./help";
-import { localAddress, parseStartArgs, planStart } from "./start";
+import { localAddress, parseStartArgs, planStart, readyBanner } from "./start";
 
 const SECRET = "a".repeat(64);
 
@@ -97,5 +97,12 @@ describe("localAddress", () => {
   it("uses a specific host as given", () => {
     expect(localAddress("127.0.0.1")).toEqual({ probeHost: "127.0.0.1", displayHost: "localhost" });
     expect(localAddress("10.1.2.3")).toEqual({ probeHost: "10.1.2.3", displayHost: "10.1.2.3" });
+  });
+});
+
+describe("readyBanner", () => {
+  it("points to /setup while no owner exists, and to the console after", () => {
+    expect(readyBanner("http://localhost:3000", false)).toBe("node-flow is running: open http://localhost:3000/setup to create the owner account  (Ctrl-C stops it)");
+    expect(readyBanner("http://localhost:3000", true)).toBe("node-flow is running at http://localhost:3000  (Ctrl-C stops it)");
   });
 });

@@ -1,6 +1,5 @@
 import net from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { assertDatabaseCapabilities, DatabaseCapabilityError } from "../db/capabilities";
 import { migrate, MigrationError } from "../db/migrator";
@@ -8,6 +7,8 @@ import { createDb } from "../db/pool";
 import { ConfigError, loadConfig } from "../server/lib/config";
 import type { Config, Role } from "../server/lib/config";
 import { checkDatabaseConnection, databaseLocation, DatabaseConnectionError } from "../server/lib/database-connection";
+import { entryArgs, PROJECT_ROOT } from "../server/lib/runtime-entry";
+import { anyUserExists } from "../server/store/users";
 import { resolveWorkerRoles } from "../server/sidecar/worker-roles";
 import {
   clusterExists,
@@ -28,7 +29,7 @@ import { isBuildNeeded } from "./web-build";
 /** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
 type Env = Record<string, string | undefined>;
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export { PROJECT_ROOT };
 
 export interface StartArgs {
   dev: boolean;
@@ -294,7 +295,8 @@ async function waitForBuild(session: StartSession, env: Env): Promise<void> {
     say("The web app build is up to date.");
     return;
   }
-  say(`Building the web app (first start takes a minute)… [${decision.reason}]`);
+  // The reason reads as a state, not a bracketed tag: "[no build yet]" looked like an error to a new user.
+  say(`Building the web app — ${decision.reason}; this takes a minute…`);
   const build = session.spawn({
     name: "build",
     command: process.execPath,
@@ -423,11 +425,14 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   say("Checking the database…");
   await runStep(session, () => checkDatabaseConnection(databaseUrl, { fix: connectionFix }));
   const db = createDb(databaseUrl, { max: 2, applicationName: "node-flow-nf" });
+  let ownerExists = true;
   try {
     const { serverVersionNum } = await runStep(session, () => assertDatabaseCapabilities(db));
     say(`PostgreSQL ${Math.floor(serverVersionNum / 10000)}.${serverVersionNum % 100} is fine. Applying migrations…`);
     const applied = await runStep(session, () => migrate(db, { onApply: (name) => say(`  applied ${name}`) }));
     say(applied.length === 0 ? "The database schema is up to date." : `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"}.`);
+    // The owner is the first user (server/auth/setup-owner.ts): while there is none, the banner points to /setup.
+    ownerExists = await runStep(session, () => anyUserExists(db));
   } finally {
     await db.destroy();
   }
@@ -445,11 +450,10 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   session.supervise({
     name: "web",
     command: process.execPath,
-    // Production: server/web/main.ts (Next for the console, the worker APIs on node:http; it says why).
+    // Production: server/web/main.ts (Next for the console, the worker APIs on node:http; it says why), in
+    // this process's form: dist/server/web/main.js under `npm start`, the source through tsx under `npm run nf`.
     // Development: next dev, whose App Router routes serve the worker APIs too.
-    args: args.dev
-      ? ["node_modules/next/dist/bin/next", "dev", "-p", String(config.port), "-H", config.host]
-      : ["--import", "tsx", "server/web/main.ts"],
+    args: args.dev ? ["node_modules/next/dist/bin/next", "dev", "-p", String(config.port), "-H", config.host] : entryArgs("server/web/main.ts"),
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: "api", PORT: String(config.port), HOST: config.host },
     onLine: prefixed("[web]"),
@@ -462,9 +466,7 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
   session.supervise({
     name: "worker",
     command: process.execPath,
-    args: args.dev
-      ? ["node_modules/tsx/dist/cli.mjs", "watch", "--clear-screen=false", "server/sidecar/main.ts"]
-      : ["--import", "tsx", "server/sidecar/main.ts"],
+    args: args.dev ? ["node_modules/tsx/dist/cli.mjs", "watch", "--clear-screen=false", "server/sidecar/main.ts"] : entryArgs("server/sidecar/main.ts"),
     cwd: PROJECT_ROOT,
     env: { ...childEnv, DATABASE_URL: databaseUrl, NODE_FLOW_SECRET: secret, NODE_FLOW_ROLES: workerRoles.join(",") },
     ipc: !args.dev,
@@ -481,5 +483,11 @@ export async function runStart(argv: string[], env: Env): Promise<void> {
     workerReady,
   });
   if (session.isStopping) return;
-  say(`node-flow is running at http://${displayHost}:${config.port}  (Ctrl-C stops it)`);
+  say(readyBanner(`http://${displayHost}:${config.port}`, ownerExists));
+}
+
+/** The last line of a start: where to go — the owner's setup page on a fresh installation. */
+export function readyBanner(baseUrl: string, ownerExists: boolean): string {
+  if (ownerExists) return `node-flow is running at ${baseUrl}  (Ctrl-C stops it)`;
+  return `node-flow is running: open ${baseUrl}/setup to create the owner account  (Ctrl-C stops it)`;
 }

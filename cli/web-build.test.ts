@@ -6,7 +6,7 @@ import { decideBuild, isBuildNeeded, newestBuildInput } from "./web-build";
 
 describe("decideBuild", () => {
   it("builds when there is no build", () => {
-    expect(decideBuild(undefined, { path: "/r/app/page.tsx", mtimeMs: 1 }, "/r")).toEqual({ needed: true, reason: "no build yet" });
+    expect(decideBuild(undefined, { path: "/r/app/page.tsx", mtimeMs: 1 }, "/r")).toEqual({ needed: true, reason: "this is the first build" });
   });
 
   it("builds when an input is newer than BUILD_ID, naming it", () => {
@@ -57,7 +57,7 @@ describe("newestBuildInput / isBuildNeeded on a real tree", () => {
 
   it("needs a build without .next/BUILD_ID, and after an edit, and not otherwise", () => {
     at("app/page.tsx", 1000);
-    expect(isBuildNeeded(root)).toEqual({ needed: true, reason: "no build yet" });
+    expect(isBuildNeeded(root)).toEqual({ needed: true, reason: "this is the first build" });
     at(".next/BUILD_ID", 2000);
     expect(isBuildNeeded(root)).toEqual({ needed: false });
     at("next.config.ts", 3000);

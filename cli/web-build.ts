@@ -69,7 +69,7 @@ export type BuildDecision = { needed: false } | { needed: true; reason: string }
 
 /** Pure: the decision from the build's mtime (undefined when never built) and the newest input. */
 export function decideBuild(buildIdMtimeMs: number | undefined, newestInput: NewestFile | undefined, root = ""): BuildDecision {
-  if (buildIdMtimeMs === undefined) return { needed: true, reason: "no build yet" };
+  if (buildIdMtimeMs === undefined) return { needed: true, reason: "this is the first build" };
   if (newestInput && newestInput.mtimeMs > buildIdMtimeMs) {
     return { needed: true, reason: `${path.relative(root, newestInput.path) || newestInput.path} changed since the last build` };
   }

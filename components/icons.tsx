@@ -45,6 +45,14 @@ export function ExecutionsIcon(props: IconProps) {
   );
 }
 
+export function DashboardIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M4 20V10M10 20V4M16 20v-7M22 20H2" />
+    </Icon>
+  );
+}
+
 export function InboxIcon(props: IconProps) {
   return (
     <Icon {...props}>

@@ -13,7 +13,7 @@ describe("isActivePath", () => {
     expect(isActivePath("/inbox", "/workflows")).toBe(false);
   });
 
-  it("lists the four sections in order", () => {
-    expect(NAV_ITEMS.map((i) => i.label)).toEqual(["Workflows", "Executions", "Inbox", "Settings"]);
+  it("lists the five sections in order", () => {
+    expect(NAV_ITEMS.map((i) => i.label)).toEqual(["Workflows", "Executions", "Dashboard", "Inbox", "Settings"]);
   });
 });

@@ -3,13 +3,14 @@
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import type { ComponentType, ReactNode, SVGProps } from "react";
-import { ExecutionsIcon, InboxIcon, SettingsIcon, WorkflowIcon } from "./icons";
+import { DashboardIcon, ExecutionsIcon, InboxIcon, SettingsIcon, WorkflowIcon } from "./icons";
 import { NAV_ITEMS, isActivePath } from "./nav-items";
 import type { NavItem } from "./nav-items";
 
 const ICONS: Record<NavItem["icon"], ComponentType<SVGProps<SVGSVGElement>>> = {
   workflows: WorkflowIcon,
   executions: ExecutionsIcon,
+  dashboard: DashboardIcon,
   inbox: InboxIcon,
   settings: SettingsIcon,
 };

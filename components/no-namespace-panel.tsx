@@ -1,4 +1,4 @@
-import { EmptyStatePanel } from "./empty-state-panel";
+import { EmptyStatePanel } from "./ui/empty-state";
 import { WorkflowCanvasIllustration } from "./illustrations";
 
 /** For a signed-in user who belongs to no namespace yet: nothing to show, and who can change that. */

@@ -1,15 +1,15 @@
 "use client";
 
-import { Alert, Button, Card, Chip, Dropdown, SearchField, Skeleton, Table, Tooltip, buttonVariants } from "@heroui/react";
+import { Alert, Button, Chip, Dropdown, SearchField, Tooltip, buttonVariants } from "@heroui/react";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
-import { Upload } from "lucide-react";
+import { LayoutTemplate, Upload } from "lucide-react";
 import type { Route } from "next";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useDeferredValue, useMemo, useState } from "react";
+import type { ReactNode } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
-import { EmptyStatePanel } from "./empty-state-panel";
 import { RunStatusChip } from "./executions/run-status-chip";
 import { pluralize } from "./format";
 import { MoreIcon, PlusIcon, RefreshIcon } from "./icons";
@@ -17,11 +17,23 @@ import { WorkflowCanvasIllustration } from "./illustrations";
 import { RelativeTime } from "./relative-time";
 import { useConsoleSession } from "./console-session";
 import { NoNamespacePanel } from "./no-namespace-panel";
-import { ConfirmActionDialog } from "./settings/confirm-action-dialog";
 import { useTRPC } from "./trpc";
+import { ConfirmDialog } from "./ui/confirm-dialog";
+import { DataTable } from "./ui/data-table";
+import type { DataTableColumn } from "./ui/data-table";
+import { EmptyState, EmptyStatePanel } from "./ui/empty-state";
+import { SkeletonRows } from "./ui/skeleton-rows";
+import type { SkeletonCell } from "./ui/skeleton-rows";
 import { ImportWorkflowDialog } from "./workflows/import-workflow-dialog";
+import { TemplateGalleryDialog } from "./workflows/template-gallery-dialog";
 
 type WorkflowSummary = inferRouterOutputs<AppRouter>["workflows"]["list"][number];
+
+const WORKFLOW_SKELETON: readonly SkeletonCell[] = [
+  { kind: "lines", detailWidth: "w-64" },
+  { kind: "pill", width: "w-10" },
+  { kind: "bar", hiddenBelow: "sm" },
+];
 
 /** The workflows of the namespace the console is showing (the switcher's choice). */
 export function CurrentNamespaceWorkflowList() {
@@ -43,6 +55,15 @@ function NewWorkflowLink({ variant = "primary" }: { variant?: "primary" | "secon
   );
 }
 
+function TemplatesButton({ onPress }: { onPress: () => void }) {
+  return (
+    <Button size="sm" variant="secondary" onPress={onPress}>
+      <LayoutTemplate aria-hidden="true" className="size-4" />
+      New from template
+    </Button>
+  );
+}
+
 function ImportButton({ onPress }: { onPress: () => void }) {
   return (
     <Button size="sm" variant="secondary" onPress={onPress}>
@@ -57,6 +78,7 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
   const [importing, setImporting] = useState(false);
+  const [choosingTemplate, setChoosingTemplate] = useState(false);
   const [deleting, setDeleting] = useState<WorkflowSummary | null>(null);
   // Typing stays responsive; the query follows the deferred value.
   const term = useDeferredValue(search.trim());
@@ -77,7 +99,8 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
   const dialogs = (
     <>
       <ImportWorkflowDialog existing={existing} isOpen={importing} namespace={namespace} onOpenChange={setImporting} />
-      <ConfirmActionDialog
+      <TemplateGalleryDialog isOpen={choosingTemplate} onOpenChange={setChoosingTemplate} />
+      <ConfirmDialog
         confirmLabel="Delete workflow"
         error={remove.error?.message ?? null}
         isOpen={deleting !== null}
@@ -91,7 +114,7 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
           It leaves this list and can no longer be started by name. Its {deleting ? pluralize(deleting.versionCount, "version") : "versions"} and
           past runs are kept: runs still show the version they ran, and saving a workflow with this name again starts a new version.
         </p>
-      </ConfirmActionDialog>
+      </ConfirmDialog>
     </>
   );
 
@@ -110,7 +133,7 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
     );
   }
 
-  if (list.isPending) return <WorkflowTableSkeleton />;
+  if (list.isPending) return <SkeletonRows cells={WORKFLOW_SKELETON} framed label="Loading workflows" />;
 
   const rows = list.data;
   if (rows.length === 0 && !term && !search) {
@@ -121,6 +144,7 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
             canEdit ? (
               <div className="flex flex-wrap justify-center gap-2">
                 <NewWorkflowLink />
+                <TemplatesButton onPress={() => setChoosingTemplate(true)} />
                 <ImportButton onPress={() => setImporting(true)} />
               </div>
             ) : null
@@ -173,33 +197,37 @@ export function WorkflowList({ namespace, canEdit = false }: { namespace: string
         {canEdit ? (
           <div className="ml-auto flex shrink-0 items-center gap-2">
             <ImportButton onPress={() => setImporting(true)} />
+            <TemplatesButton onPress={() => setChoosingTemplate(true)} />
             <NewWorkflowLink />
           </div>
         ) : null}
       </div>
 
-      {rows.length === 0 ? (
-        <Card className="items-center py-12 text-center">
-          <p className="text-sm font-medium text-foreground">No workflows match “{term || search}”</p>
-          <p className="text-sm text-muted">Names and descriptions of the latest versions are searched.</p>
-          <Button className="mt-2" size="sm" variant="secondary" onPress={() => setSearch("")}>
-            Clear search
-          </Button>
-        </Card>
-      ) : (
-        <WorkflowTable
-          footer={term ? `${pluralize(rows.length, "match", "matches")} for “${term}”` : `${pluralize(rows.length, "workflow")} in ${namespace}`}
-          rows={rows}
-          onDelete={
-            canEdit
-              ? (row) => {
-                  remove.reset();
-                  setDeleting(row);
-                }
-              : undefined
-          }
-        />
-      )}
+      <WorkflowTable
+        empty={
+          <EmptyState
+            action={
+              <Button size="sm" variant="secondary" onPress={() => setSearch("")}>
+                Clear search
+              </Button>
+            }
+            framed
+            title={`No workflows match “${term || search}”`}
+          >
+            Names and descriptions of the latest versions are searched.
+          </EmptyState>
+        }
+        footer={term ? `${pluralize(rows.length, "match", "matches")} for “${term}”` : `${pluralize(rows.length, "workflow")} in ${namespace}`}
+        rows={rows}
+        onDelete={
+          canEdit
+            ? (row) => {
+                remove.reset();
+                setDeleting(row);
+              }
+            : undefined
+        }
+      />
       {dialogs}
     </div>
   );
@@ -231,127 +259,121 @@ function VersionChip({ version }: { version: number }) {
   );
 }
 
-function WorkflowTable({ rows, footer, onDelete }: { rows: WorkflowSummary[]; footer: string; onDelete?: (row: WorkflowSummary) => void }) {
+function WorkflowTable({
+  rows,
+  empty,
+  footer,
+  onDelete,
+}: {
+  rows: WorkflowSummary[];
+  empty: ReactNode;
+  footer: string;
+  onDelete?: (row: WorkflowSummary) => void;
+}) {
   const router = useRouter();
-  return (
-    <Table>
-      <Table.ScrollContainer>
-        <Table.Content aria-label="Workflow definitions">
-          <Table.Header>
-            <Table.Column isRowHeader>Name</Table.Column>
-            {/*
-              On a phone the version rides next to the name instead of taking a
-              column. It is the middle column that hides, never the last: the
-              table's rounded corners are drawn on the last cell of a row.
-            */}
-            <Table.Column className="hidden w-36 sm:table-cell">Version</Table.Column>
-            <Table.Column className="hidden w-52 md:table-cell">Last run</Table.Column>
-            <Table.Column className="hidden w-36 sm:table-cell">Updated</Table.Column>
-            <Table.Column className="w-14">
-              <span className="sr-only">Actions</span>
-            </Table.Column>
-          </Table.Header>
-          <Table.Body>
-            {rows.map((row) => (
-              <Table.Row key={row.id} id={row.id}>
-                <Table.Cell>
-                  <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
-                    <span className="flex min-w-0 items-center gap-2">
-                      <Link
-                        // Wraps anywhere rather than truncating: a table cell grows to fit its content, so truncation would push the actions off a phone screen.
-                        className="min-w-0 rounded-sm font-medium [overflow-wrap:anywhere] text-foreground underline-offset-2 outline-none hover:underline focus-visible:ring-2 focus-visible:ring-focus"
-                        href={workflowHref(row.name)}
-                      >
-                        {row.name}
-                      </Link>
-                      <span className="shrink-0 sm:hidden">
-                        <VersionChip version={row.latestVersion} />
-                      </span>
-                    </span>
-                    <span className="line-clamp-2 text-[13px] [overflow-wrap:anywhere] text-muted sm:line-clamp-1">
-                      {row.description ?? <span className="italic">No description</span>}
-                    </span>
-                    {/* Narrow screens fold the last run and the update time into this cell. */}
-                    <span className="mt-1 flex flex-wrap items-center gap-x-3 gap-y-1 md:hidden">
-                      <LastRun compact run={row.lastRun} />
-                      <span className="text-[13px] text-muted sm:hidden">
-                        Updated <RelativeTime iso={row.updatedAt} />
-                      </span>
-                    </span>
-                  </div>
-                </Table.Cell>
-                <Table.Cell className="hidden sm:table-cell">
-                  <div className="flex items-center gap-2">
-                    <VersionChip version={row.latestVersion} />
-                    {row.versionCount > 1 ? <span className="text-xs whitespace-nowrap text-muted">of {row.versionCount}</span> : null}
-                  </div>
-                </Table.Cell>
-                <Table.Cell className="hidden md:table-cell">
-                  <LastRun run={row.lastRun} />
-                </Table.Cell>
-                <Table.Cell className="hidden sm:table-cell">
-                  <RelativeTime className="text-sm whitespace-nowrap text-muted" iso={row.updatedAt} />
-                </Table.Cell>
-                <Table.Cell>
-                  <div className="flex justify-end">
-                    <Dropdown>
-                      <Button aria-label={`Actions for ${row.name}`} isIconOnly size="sm" variant="ghost">
-                        <MoreIcon className="size-4" />
-                      </Button>
-                      <Dropdown.Popover placement="bottom end">
-                        <Dropdown.Menu
-                          aria-label={`Actions for ${row.name}`}
-                          disabledKeys={onDelete ? [] : ["delete"]}
-                          onAction={(action) => {
-                            // Menu items navigate through the router: no RouterProvider is set up for HeroUI's hrefs.
-                            if (action === "open") router.push(workflowHref(row.name));
-                            else if (action === "last-run" && row.lastRun) router.push(`/executions/${row.lastRun.id}` as Route);
-                            else if (action === "delete") onDelete?.(row);
-                          }}
-                        >
-                          <Dropdown.Item id="open" textValue="Open in the editor">
-                            Open in the editor
-                          </Dropdown.Item>
-                          {row.lastRun ? (
-                            <Dropdown.Item id="last-run" textValue="Open the last run">
-                              Open the last run
-                            </Dropdown.Item>
-                          ) : null}
-                          <Dropdown.Item id="delete" textValue="Delete" variant="danger">
-                            Delete…
-                          </Dropdown.Item>
-                        </Dropdown.Menu>
-                      </Dropdown.Popover>
-                    </Dropdown>
-                  </div>
-                </Table.Cell>
-              </Table.Row>
-            ))}
-          </Table.Body>
-        </Table.Content>
-      </Table.ScrollContainer>
-      <Table.Footer>
-        <span aria-live="polite" className="text-xs text-muted">
-          {footer}
-        </span>
-      </Table.Footer>
-    </Table>
-  );
-}
-
-function WorkflowTableSkeleton() {
-  return (
-    <Card aria-busy="true" aria-label="Loading workflows" className="gap-4 p-5">
-      {[0, 1, 2].map((i) => (
-        <div key={i} className="flex items-center gap-4">
-          <div className="flex flex-1 flex-col gap-2">
-            <Skeleton className="h-3.5 w-40 rounded-md" />
-            <Skeleton className="h-3 w-64 max-w-full rounded-md" />
-          </div>
-          <Skeleton className="h-5 w-10 rounded-full" />
-          <Skeleton className="hidden h-3 w-20 rounded-md sm:block" />
+  const columns: DataTableColumn<WorkflowSummary>[] = [
+    {
+      id: "name",
+      header: "Name",
+      isRowHeader: true,
+      cell: (row) => (
+        <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
+          <span className="flex min-w-0 items-center gap-2">
+            <Link
+              // Wraps anywhere rather than truncating: a table cell grows to fit its content, so truncation would push the actions off a phone screen.
+              className="min-w-0 rounded-sm font-medium [overflow-wrap:anywhere] text-foreground underline-offset-2 outline-none hover:underline focus-visible:ring-2 focus-visible:ring-focus"
+              href={workflowHref(row.name)}
+            >
+              {row.name}
+            </Link>
+            {/* On a phone the version rides next to the name instead of taking a column. */}
+            <span className="shrink-0 sm:hidden">
+              <VersionChip version={row.latestVersion} />
+            </span>
+          </span>
+          <span className="line-clamp-2 text-[13px] [overflow-wrap:anywhere] text-muted sm:line-clamp-1">
+            {row.description ?? <span className="italic">No description</span>}
+          </span>
+          {/* Narrow screens fold the last run and the update time into this cell. */}
+          <span className="mt-1 flex flex-wrap items-center gap-x-3 gap-y-1 md:hidden">
+            <LastRun compact run={row.lastRun} />
+            <span className="text-[13px] text-muted sm:hidden">
+              Updated <RelativeTime iso={row.updatedAt} />
+            </span>
+          </span>
         </div>
-      ))}
-    </Card>
+      ),
+    },
+    {
+      id: "version",
+      header: "Version",
+      hiddenBelow: "sm",
+      className: "w-36",
+      cell: (row) => (
+        <div className="flex items-center gap-2">
+          <VersionChip version={row.latestVersion} />
+          {row.versionCount > 1 ? <span className="text-xs whitespace-nowrap text-muted">of {row.versionCount}</span> : null}
+        </div>
+      ),
+    },
+    { id: "last-run", header: "Last run", hiddenBelow: "md", className: "w-52", cell: (row) => <LastRun run={row.lastRun} /> },
+    {
+      id: "updated",
+      header: "Updated",
+      hiddenBelow: "sm",
+      className: "w-36",
+      cell: (row) => <RelativeTime className="text-sm whitespace-nowrap text-muted" iso={row.updatedAt} />,
+    },
+    {
+      id: "actions",
+      header: "Actions",
+      headerHidden: true,
+      className: "w-14",
+      cell: (row) => (
+        <div className="flex justify-end">
+          <Dropdown>
+            <Button aria-label={`Actions for ${row.name}`} isIconOnly size="sm" variant="ghost">
+              <MoreIcon className="size-4" />
+            </Button>
+            <Dropdown.Popover placement="bottom end">
+              <Dropdown.Menu
+                aria-label={`Actions for ${row.name}`}
+                disabledKeys={onDelete ? [] : ["delete"]}
+                onAction={(action) => {
+                  // Menu items navigate through the router: no RouterProvider is set up for HeroUI's hrefs.
+                  if (action === "open") router.push(workflowHref(row.name));
+                  else if (action === "last-run" && row.lastRun) router.push(`/executions/${row.lastRun.id}` as Route);
+                  else if (action === "delete") onDelete?.(row);
+                }}
+              >
+                <Dropdown.Item id="open" textValue="Open in the editor">
+                  Open in the editor
+                </Dropdown.Item>
+                {row.lastRun ? (
+                  <Dropdown.Item id="last-run" textValue="Open the last run">
+                    Open the last run
+                  </Dropdown.Item>
+                ) : null}
+                <Dropdown.Item id="delete" textValue="Delete" variant="danger">
+                  Delete…
+                </Dropdown.Item>
+              </Dropdown.Menu>
+            </Dropdown.Popover>
+          </Dropdown>
+        </div>
+      ),
+    },
+  ];
+  return (
+    <DataTable
+      columns={columns}
+      empty={empty}
+      footer={footer}
+      label="Workflow definitions"
+      loadingLabel="Loading workflows"
+      rowKey={(row) => row.id}
+      rows={rows}
+      standalone
+    />
   );
 }

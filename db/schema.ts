@@ -208,6 +208,150 @@ export interface TaskDefinitionsTable {
   inputSchema: NullableJson;
   outputSchema: NullableJson;
   secretOutputFields: Generated<string[]>;
+  /** Workers polling this queue get `${workflow.secrets.NAME}` resolved in their input; otherwise `***` (0021). */
+  allowSecrets: Generated<boolean>;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+export type ScheduleCatchUp = "skip" | "latest" | "all";
+export type ScheduleOverlap = "allow" | "skip" | "queue";
+export type ScheduleRunOutcome = "started" | "skipped" | "queued" | "failed";
+
+/** A workflow started on a cron expression in a time zone, fired by the poller role (server/schedules). */
+export interface SchedulesTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  workflowName: string;
+  workflowVersion: number | null;
+  input: JsonDefaulted;
+  correlationIdTemplate: string | null;
+  priority: Generated<number>;
+  cronExpression: string;
+  zoneId: Generated<string>;
+  startAt: NullableTimestamp;
+  endAt: NullableTimestamp;
+  catchUp: Generated<ScheduleCatchUp>;
+  catchUpLimit: Generated<number>;
+  overlap: Generated<ScheduleOverlap>;
+  paused: Generated<boolean>;
+  pausedReason: string | null;
+  nextFireAt: NullableTimestamp;
+  queuedFireAt: NullableTimestamp;
+  lastWorkflowId: string | null;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+/** One fire of a schedule, UNIQUE (scheduleId, fireAt): the run it started, or why none. */
+export interface ScheduleRunsTable {
+  id: Generated<string>;
+  scheduleId: string;
+  namespaceId: string;
+  fireAt: Timestamp;
+  throughFireAt: NullableTimestamp;
+  fireCount: number | null;
+  outcome: ScheduleRunOutcome;
+  workflowId: string | null;
+  reason: string | null;
+  createdAt: TimestampDefaulted;
+  startedAt: NullableTimestamp;
+}
+
+/** An inbound webhook endpoint: POST /api/hooks/{namespace}/{name} starts `workflowName` (server/webhooks). */
+export interface IncomingWebhooksTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  workflowName: string;
+  workflowVersion: number | null;
+  enabled: Generated<boolean>;
+  authMode: WebhookAuthMode;
+  secretName: string;
+  authHeader: string;
+  toleranceSeconds: Generated<number>;
+  inputMapping: Json;
+  correlationIdTemplate: string | null;
+  idempotencyKeyTemplate: string | null;
+  responseMode: Generated<WebhookResponseMode>;
+  waitSeconds: Generated<number>;
+  responseNodeRef: string | null;
+  allowGet: Generated<boolean>;
+  maxBodyBytes: Generated<number>;
+  ratePerMinute: Generated<number>;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+export type WebhookAuthMode = "token" | "hmac-sha256" | "hmac-sha256-timestamped";
+export type WebhookResponseMode = "accepted" | "wait";
+
+/** One call to a webhook, accepted or refused; never its secret, auth header or body. */
+export interface WebhookCallbacksTable {
+  id: Generated<string>;
+  webhookId: string;
+  namespaceId: string;
+  receivedAt: TimestampDefaulted;
+  method: string;
+  status: number;
+  workflowId: string | null;
+  refusal: string | null;
+  signatureDigest: string | null;
+  idempotencyKey: string | null;
+  bodyBytes: Generated<number>;
+  durationMs: Generated<number>;
+}
+
+/** Conductor's event handler: on `event`, when `condition` holds, run `actions` (server/events). */
+export interface EventHandlersTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  description: string | null;
+  event: string;
+  condition: string | null;
+  evaluatorType: Generated<string>;
+  actions: Json;
+  active: Generated<boolean>;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+export type EventExecutionStatus = "COMPLETED" | "SKIPPED" | "FAILED";
+
+/** What one handler did with one event; UNIQUE (handlerId, eventId). */
+export interface EventExecutionsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  handlerId: string;
+  eventId: number;
+  event: string;
+  status: EventExecutionStatus;
+  outcomes: JsonDefaulted;
+  createdAt: TimestampDefaulted;
+}
+
+/** Calls `url` on a workflow's status change (server/sidecar/outbox-relay.ts), signed with `secretName` when set. */
+export interface StatusListenersTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  workflowName: string | null;
+  statuses: Generated<string[]>;
+  url: string;
+  secretName: string | null;
+  enabled: Generated<boolean>;
   createdAt: TimestampDefaulted;
   createdBy: string | null;
   updatedAt: TimestampDefaulted;
@@ -225,6 +369,51 @@ export interface SecretsTable {
   createdBy: string | null;
   updatedAt: TimestampDefaulted;
   updatedBy: string | null;
+}
+
+/** A namespace's plain configuration, read in task input as `${workflow.env.NAME}` when the task is dispatched (0021). */
+export interface EnvironmentVariablesTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  value: string;
+  description: string | null;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+/** A namespace's named model provider for the AI tasks; its key is the namespace secret `apiKeySecret` names (0032). */
+export interface AiProvidersTable {
+  id: Generated<string>;
+  namespaceId: string;
+  name: string;
+  kind: "openai" | "anthropic";
+  baseUrl: string;
+  apiKeySecret: string | null;
+  models: string[];
+  allowPrivateNetwork: Generated<boolean>;
+  description: string | null;
+  createdAt: TimestampDefaulted;
+  createdBy: string | null;
+  updatedAt: TimestampDefaulted;
+  updatedBy: string | null;
+}
+
+/** One chunk of a document indexed by LLM_INDEX_TEXT, its embedding as real[] (0032). */
+export interface VectorDocumentsTable {
+  id: Generated<string>;
+  namespaceId: string;
+  indexName: string;
+  indexNamespace: Generated<string>;
+  docId: string;
+  chunk: number;
+  text: string;
+  metadata: JsonDefaulted;
+  embedding: number[];
+  embeddingModel: string;
+  createdAt: TimestampDefaulted;
 }
 
 /** Immutable per (namespaceId, name, version), like workflow definitions. */
@@ -495,6 +684,16 @@ export interface Database {
   WorkflowDefinitions: WorkflowDefinitionsTable;
   TaskDefinitions: TaskDefinitionsTable;
   Secrets: SecretsTable;
+  EnvironmentVariables: EnvironmentVariablesTable;
+  AiProviders: AiProvidersTable;
+  VectorDocuments: VectorDocumentsTable;
+  Schedules: SchedulesTable;
+  ScheduleRuns: ScheduleRunsTable;
+  IncomingWebhooks: IncomingWebhooksTable;
+  WebhookCallbacks: WebhookCallbacksTable;
+  EventHandlers: EventHandlersTable;
+  EventExecutions: EventExecutionsTable;
+  StatusListeners: StatusListenersTable;
   FormTemplates: FormTemplatesTable;
   HumanTasks: HumanTasksTable;
   HumanTaskSubmissions: HumanTaskSubmissionsTable;
@@ -536,6 +735,9 @@ export type TaskDefinitionRow = Selectable<TaskDefinitionsTable>;
 export type NewTaskDefinition = Insertable<TaskDefinitionsTable>;
 export type TaskDefinitionUpdate = Updateable<TaskDefinitionsTable>;
 export type SecretRow = Selectable<SecretsTable>;
+export type EnvironmentVariableRow = Selectable<EnvironmentVariablesTable>;
+export type AiProviderRow = Selectable<AiProvidersTable>;
+export type VectorDocumentRow = Selectable<VectorDocumentsTable>;
 export type FormTemplateRow = Selectable<FormTemplatesTable>;
 export type HumanTaskRow = Selectable<HumanTasksTable>;
 export type NewHumanTask = Insertable<HumanTasksTable>;

@@ -273,6 +273,47 @@ test("importing a Conductor WorkflowDef draws its diagram", async ({ page }, tes
   expect((v1!.graph as WorkflowDefinition).nodes.map((n) => n.ref).sort()).toEqual(["courier", "post", "reserve", "route"]);
 });
 
+test("a Conductor WorkflowDef with tasks after a TERMINATE imports, its warnings marked on the nodes apart from errors", async ({ page }, testInfo) => {
+  const name = `e2e-warned-${uniqueSuffix()}`;
+  const conductor = {
+    name: "warned_from_conductor",
+    tasks: [
+      { name: "check", taskReferenceName: "check", type: "SIMPLE", inputParameters: { id: "${workflow.input.id}" } },
+      { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "COMPLETED" } },
+      { name: "late", taskReferenceName: "late", type: "SIMPLE", inputParameters: { v: "${ghost.output.v}" } },
+    ],
+  };
+  const file = testInfo.outputPath("warned.conductor.json");
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(file, JSON.stringify(conductor));
+
+  await page.goto("/workflows");
+  await page.getByRole("button", { name: "Import" }).first().click();
+  const dialog = page.getByRole("dialog", { name: "Import a workflow" });
+  await dialog.locator('input[type="file"]').setInputFiles(file);
+  await dialog.getByRole("textbox", { name: "Name" }).fill(name);
+  await dialog.getByRole("button", { name: "Import and open" }).click();
+  await expect(page).toHaveURL(new RegExp(`/workflows/${name}$`));
+  // Saved as Conductor would register it; the task after the TERMINATE is kept and marked as a warning.
+  const [v1] = await storedVersions(name);
+  expect((v1!.graph as WorkflowDefinition).nodes.map((n) => n.ref).sort()).toEqual(["check", "late", "stop"]);
+  await expect(node(page, "late").getByTestId("node-problems")).toHaveAttribute("data-severity", "warning");
+  await expect(node(page, "check").getByTestId("node-problems")).toHaveCount(0);
+  await page.getByRole("tab", { name: /Problems/ }).click();
+  await expect(page.getByTestId("warnings-only")).toBeVisible();
+  await expect(page.getByRole("list", { name: "Problems" }).locator('li[data-severity="warning"]')).toHaveCount(2);
+
+  // An error beside the warnings is marked as an error, and stops a save.
+  await node(page, "check").click();
+  await page.getByRole("tab", { name: "Inspector" }).click();
+  const taskType = page.getByRole("complementary", { name: "Inspector" }).getByLabel("Task type");
+  await taskType.fill("");
+  await taskType.blur();
+  await expect(node(page, "check").getByTestId("node-problems")).toHaveAttribute("data-severity", "error");
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await expect(page.getByTestId("editor-notice")).toContainText("Fix the problem first");
+});
+
 test("Run starts the saved version with the given input and opens the run", async ({ page }) => {
   const name = `e2e-run-${uniqueSuffix()}`;
   await newWorkflow(page, name);

@@ -24,3 +24,9 @@ export * from "./decide";
 
 // testkit (simulate, replay).
 export * from "./testkit";
+
+// Testing one step of a draft: its task input from sample data and pinned outputs.
+export * from "./step-test";
+
+// The templates gallery: ready-made definitions a new workflow can start from.
+export * from "./templates";

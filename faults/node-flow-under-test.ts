@@ -6,7 +6,9 @@ import path from "node:path";
 import { createDb } from "../db/pool";
 import type { Db } from "../db/pool";
 import { findFreePort } from "../db/embedded-postgres";
+import { buildRuntime, runtimeBuildDecision } from "../scripts/build-runtime";
 import { createApiKey } from "../server/auth/api-keys";
+import { entryArgs } from "../server/lib/runtime-entry";
 import { findNamespaceByName } from "../server/store/namespaces";
 import { childOf, postmasterPid } from "./processes";
 
@@ -14,7 +16,9 @@ import { childOf, postmasterPid } from "./processes";
  * node-flow the way a user runs it: `nf start` on its embedded Postgres 18, in
  * a data directory of its own under .test-data/, on a free port — the real
  * supervisor, web process, sidecar and Postgres, as separate processes the
- * fault suite can kill one by one.
+ * fault suite can kill one by one. Compiled, as `npm start` runs it: dist/ is
+ * built first when stale, and nf runs dist/cli/nf.js (its children then run
+ * dist/server/web/main.js and dist/server/sidecar/main.js).
  */
 export interface NodeFlowUnderTest {
   baseUrl: string;
@@ -42,7 +46,8 @@ export async function startNodeFlow(): Promise<NodeFlowUnderTest> {
   const port = await findFreePort();
   const lines: string[] = [];
   const listeners = new Set<() => void>();
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "cli/nf.ts", "start", "--port", String(port)], {
+  if (runtimeBuildDecision(ROOT).needed) await buildRuntime({ root: ROOT });
+  const child: ChildProcess = spawn(process.execPath, [...entryArgs("cli/nf.ts", true), "start", "--port", String(port)], {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],

@@ -37,6 +37,8 @@ export interface PolledTask<I = JsonObject> {
   /** The heartbeat window the task's definition sets, or null (the poll's `leaseSeconds` applies). */
   responseTimeoutSeconds: number | null;
   timeoutSeconds: number | null;
+  /** The task attempt's W3C trace context, when the server exports traces (also on the handler's context). */
+  traceparent?: string;
 }
 
 /** Body of a poll. */

@@ -39,6 +39,15 @@ export interface TaskContext {
   heartbeat(): Promise<void>;
   /** Sends the lines logged so far; resolves when they are sent. The worker also flushes before it reports. */
   flushLogs(): Promise<void>;
+  /**
+   * The W3C trace context of this task attempt's span in its run's trace, when
+   * the server exports traces (`OTEL_TRACES_EXPORTER=otlp`); undefined
+   * otherwise. Start the handler's spans under it — with `@opentelemetry/api`,
+   * `propagation.extract(context.active(), { traceparent: ctx.traceparent })`
+   * — and they join the run's trace; send it on as the `traceparent` header of
+   * outgoing calls to carry the trace further.
+   */
+  readonly traceparent: string | undefined;
 }
 
 /**
@@ -622,9 +631,11 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       const ctx: TaskContext = {
         workerId,
         signal: exec.controller.signal,
-        log: (line) => exec.logs.push(String(line)),
+        // The server refuses text no row can hold (a NUL, a lone surrogate) with a 400 for the whole batch: clean each line here.
+        log: (line) => exec.logs.push(storableLine(String(line))),
         heartbeat: () => beat(exec, true),
         flushLogs: () => exec.logs.flush(),
+        traceparent: task.traceparent,
       };
       const output: unknown = await handler(task, ctx);
       outcome = { kind: "completed", output };
@@ -830,4 +841,11 @@ export function createWorker<I = JsonObject, O extends JsonObject = JsonObject>(
       return (stopPromise ??= shutdown());
     },
   };
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** A log line as the server stores it: NULs dropped, lone surrogates as U+FFFD. */
+function storableLine(line: string): string {
+  return line.replaceAll("\u0000", "").replace(LONE_SURROGATE, "\ufffd");
 }

@@ -11,7 +11,9 @@ import { dropIntoLoop } from "./drop-into-loop";
 import { EDGE_COMPONENTS } from "./edges/workflow-edge";
 import { useEditor, useEditorStore } from "./editor-context";
 import { createFlowMapper } from "./flow-mapping";
-import type { WorkflowFlowEdge, WorkflowFlowNode } from "./flow-mapping";
+import type { CanvasFlowNode, WorkflowFlowEdge } from "./flow-mapping";
+import { noteIdOf } from "./note-edits";
+import { NoteNode } from "./nodes/note-node";
 import { NODE_COMPONENTS } from "./nodes/workflow-nodes";
 import { OverviewCanvas, OverviewMinimap, createMarqueeStore } from "./overview-canvas";
 import { FAR_ZOOM, loopAt, overviewLayout } from "./overview-geometry";
@@ -36,6 +38,8 @@ const DEFAULT_VIEWPORT = { x: 40, y: 40, zoom: 1 };
 /** Past this many nodes the editor opens on the diagram's start, not on all of it. */
 const BIG_DIAGRAM = 150;
 const NO_EDGES: WorkflowFlowEdge[] = [];
+/** Module-level, as React Flow asks: the workflow nodes plus sticky notes. */
+const CANVAS_NODE_TYPES = { ...NODE_COMPONENTS, note: NoteNode };
 
 /**
  * What every "fit view" needs: below FAR_ZOOM every node is `hidden` (the
@@ -60,7 +64,7 @@ function startNodes(definition: { nodes: readonly { ref: string; parent?: string
  */
 export function EditorCanvas() {
   const store = useEditorStore();
-  const rf = useReactFlow<WorkflowFlowNode, WorkflowFlowEdge>();
+  const rf = useReactFlow<CanvasFlowNode, WorkflowFlowEdge>();
   const colorMode = useCanvasColorMode();
   const mapper = useMemo(createFlowMapper, []);
   const definition = useEditor((s) => s.definition);
@@ -85,10 +89,12 @@ export function EditorCanvas() {
     return count > BIG_DIAGRAM ? { padding: 0.2, maxZoom: 1.25, minZoom: 0.35, nodes: startNodes(store.getState().definition) } : { padding: 0.2, maxZoom: 1.25 };
   });
 
-  const nodes = useMemo(
-    () => mapper.nodes({ definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: far }),
-    [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, far],
-  );
+  const nodes = useMemo((): CanvasFlowNode[] => {
+    const inputs = { definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, hidden: far };
+    const workflowNodes = mapper.nodes(inputs);
+    const notes = mapper.notes(inputs);
+    return notes.length === 0 ? workflowNodes : [...notes, ...workflowNodes];
+  }, [mapper, definition, selectedNodes, selectedEdges, problemsByRef, measured, diff, readOnly, far]);
   // Below FAR_ZOOM the overview draws the edges: React Flow gets none, so it mounts none (hidden edges
   // would still each mount a wrapper and recompute their path on every pan frame), and none are mapped
   // on each frame of a drag there.
@@ -98,7 +104,7 @@ export function EditorCanvas() {
   );
 
   const onNodesChange = useCallback(
-    (changes: NodeChange<WorkflowFlowNode>[]) => {
+    (changes: NodeChange<CanvasFlowNode>[]) => {
       const s = store.getState();
       const positions = new Map<string, Position>();
       let dragDone = false;
@@ -112,7 +118,8 @@ export function EditorCanvas() {
           selection ??= new Set(s.selectedNodes);
           if (change.selected) selection.add(change.id);
           else selection.delete(change.id);
-        } else if (change.type === "dimensions" && change.dimensions) {
+        } else if (change.type === "dimensions" && change.dimensions && noteIdOf(change.id) === null) {
+          // A note's size is its own (the resizer writes it to the store), never a measurement.
           sizes.set(change.id, change.dimensions);
         }
       }
@@ -184,14 +191,19 @@ export function EditorCanvas() {
   );
 
   /** Dropping a node into (or out of) a loop moves it into (or out of) the loop's body. */
-  const onNodeDragStop = useCallback((_event: unknown, node: WorkflowFlowNode) => dropIntoLoop(store.getState(), node.id), [store]);
+  const onNodeDragStop = useCallback(
+    (_event: unknown, node: CanvasFlowNode) => {
+      if (noteIdOf(node.id) === null) dropIntoLoop(store.getState(), node.id);
+    },
+    [store],
+  );
 
   // A click on the empty canvas clears the selection. React Flow clears what it holds, but below
   // FAR_ZOOM it holds no edges, so the store is told directly.
   const onPaneClick = useCallback(() => store.getState().select([], []), [store]);
 
   return (
-    <ReactFlow<WorkflowFlowNode, WorkflowFlowEdge>
+    <ReactFlow<CanvasFlowNode, WorkflowFlowEdge>
       colorMode={colorMode}
       deleteKeyCode={null}
       edgeTypes={EDGE_COMPONENTS}
@@ -202,7 +214,7 @@ export function EditorCanvas() {
       maxZoom={2.5}
       minZoom={0.05}
       multiSelectionKeyCode={["Shift", "Meta", "Control"]}
-      nodeTypes={NODE_COMPONENTS}
+      nodeTypes={CANVAS_NODE_TYPES}
       nodes={nodes}
       nodesConnectable={!readOnly}
       nodesDraggable={!readOnly}

@@ -1,11 +1,12 @@
 "use client";
 
 import { Button } from "@heroui/react";
-import { CircleAlert, CircleCheck } from "lucide-react";
+import { CircleAlert, CircleCheck, TriangleAlert } from "lucide-react";
 import { memo, useCallback } from "react";
 import type { Problem, WorkflowDefinition, WorkflowNode } from "@/engine";
 import { useEditor, useEditorStore } from "./editor-context";
 import { NodeInspector, WorkflowSettings } from "./inspector";
+import { StepTestPanel } from "./inspector/step-test-panel";
 
 const NO_PROBLEMS: readonly Problem[] = [];
 
@@ -41,7 +42,10 @@ export function EditorSidePanel({
           >
             {p === "inspector" ? "Inspector" : "Problems"}
             {p === "problems" ? (
-              <span className={`rounded-full px-1.5 text-[11px] ${problems.length > 0 ? "bg-danger text-white" : "bg-default text-muted"}`} data-testid="problem-count">
+              <span
+                className={`rounded-full px-1.5 text-[11px] ${problems.length === 0 ? "bg-default text-muted" : problems.every((x) => x.severity === "warning") ? "bg-warning text-black" : "bg-danger text-white"}`}
+                data-testid="problem-count"
+              >
                 {problems.length}
               </span>
             ) : null}
@@ -86,15 +90,18 @@ function SelectionInspector({ nameEditable }: { nameEditable: boolean }) {
   const node = ref === undefined ? undefined : definition.nodes.find((n) => n.ref === ref);
   if (node) {
     return (
-      <NodeInspector
-        key={node.ref}
-        definition={definition}
-        node={node}
-        problems={problemsByRef.get(node.ref) ?? NO_PROBLEMS}
-        readOnly={readOnly}
-        onChange={onNodeChange}
-        onRenameRef={(to) => store.getState().renameRef(node.ref, to)}
-      />
+      <>
+        <NodeInspector
+          key={node.ref}
+          definition={definition}
+          node={node}
+          problems={problemsByRef.get(node.ref) ?? NO_PROBLEMS}
+          readOnly={readOnly}
+          onChange={onNodeChange}
+          onRenameRef={(to) => store.getState().renameRef(node.ref, to)}
+        />
+        <StepTestPanel key={`test:${node.ref}`} node={node} />
+      </>
     );
   }
   return (
@@ -117,20 +124,31 @@ const ProblemsList = memo(function ProblemsList({ problems, onFocus }: { problem
       </div>
     );
   }
+  const errors = problems.filter((p) => p.severity !== "warning").length;
   return (
     <ul aria-label="Problems" className="flex flex-col p-2">
+      {errors === 0 ? (
+        <li className="px-2 py-1 text-xs text-muted" data-testid="warnings-only">
+          Only warnings: this workflow can be saved, and runs as Conductor would run it.
+        </li>
+      ) : null}
       {problems.map((p, i) => (
-        <li key={`${p.code}-${i}`}>
+        <li key={`${p.code}-${i}`} data-severity={p.severity ?? "error"}>
           <button
             className="flex w-full items-start gap-2 rounded-lg px-2 py-2 text-left text-sm hover:bg-default"
             type="button"
             onClick={() => onFocus(p)}
           >
-            <CircleAlert aria-hidden className="mt-0.5 size-4 shrink-0 text-danger" />
+            {p.severity === "warning" ? (
+              <TriangleAlert aria-label="Warning" className="mt-0.5 size-4 shrink-0 text-warning" />
+            ) : (
+              <CircleAlert aria-label="Error" className="mt-0.5 size-4 shrink-0 text-danger" />
+            )}
             <span className="flex min-w-0 flex-col">
               <span className="text-foreground">{p.message}</span>
               <span className="text-xs text-muted">
-                {p.ref ? <code className="font-mono">{p.ref}</code> : "Workflow settings"} · {p.code}
+                {p.ref ? <code className="font-mono">{p.ref}</code> : "Workflow settings"} · {p.severity === "warning" ? "warning · " : ""}
+                {p.code}
               </span>
             </span>
           </button>

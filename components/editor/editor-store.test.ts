@@ -84,3 +84,25 @@ describe("editor store", () => {
     expect(s().definition.nodes[0]).toEqual(d.nodes[0]);
   });
 });
+
+describe("sticky notes in the editor store", () => {
+  it("adds, moves with a node in one step, edits and deletes notes", () => {
+    const store = createEditorStore({ definition: start() });
+    const s = () => store.getState();
+    const id = s().addNote({ x: 100.4, y: -50 });
+    expect(id).toBe("note_1");
+    expect(s().selectedNodes).toEqual(new Set(["note:note_1"]));
+    s().moveNodes(new Map([["note:note_1", { x: 120, y: -40 }], ["a", { x: 5, y: 5 }]]), false);
+    s().moveNodes(new Map(), true);
+    expect(s().definition.notes?.[0]?.position).toEqual({ x: 120, y: -40 });
+    expect(s().definition.nodes[0]!.position).toEqual({ x: 5, y: 5 });
+    for (const text of ["#", "# H", "# Hi"]) s().updateNote("note_1", { text }, "note_1:text");
+    expect(s().past).toHaveLength(3);
+    s().select(["note:note_1"]);
+    s().deleteSelection();
+    expect(s().definition.notes).toBeUndefined();
+    s().undo();
+    expect(s().definition.notes?.[0]?.text).toBe("# Hi");
+    expect(s().problems).toEqual([]);
+  });
+});

@@ -3,6 +3,8 @@ import { validateDefinition } from "@/engine";
 import type { NodeType, Position, Problem, WorkflowDefinition, WorkflowNode } from "@/engine";
 import * as edits from "./graph-edits";
 import type { ConnectionRequest, GraphFragment } from "./graph-edits";
+import * as noteEdits from "./note-edits";
+import type { NotePatch } from "./note-edits";
 
 /**
  * The editor's one store. `definition` is the single source of truth: the
@@ -63,6 +65,12 @@ export interface EditorActions {
   moveNodes(positions: ReadonlyMap<string, Position>, done: boolean): void;
   setMeasured(sizes: ReadonlyMap<string, { width: number; height: number }>): void;
   addNode(type: NodeType, position: Position, parent?: string): string | null;
+  /** Adds a sticky note and selects it; returns its id. */
+  addNote(position: Position): string | null;
+  /** Edits a note; the same `coalesceKey` as the previous commit merges (typing, one resize). */
+  updateNote(id: string, patch: NotePatch, coalesceKey?: string): void;
+  /** Pins a node's output for step tests (null unpins); typing into one pin is one undo step. */
+  setPin(ref: string, output: Record<string, unknown> | null): void;
   insertOnEdge(edgeId: string, type: NodeType, position: Position): string | null;
   connect(request: ConnectionRequest): boolean;
   deleteSelection(): void;
@@ -89,9 +97,10 @@ export type EditorStore = ReturnType<typeof createEditorStore>;
 /** History is bounded: structural sharing keeps entries small, but not free. */
 const HISTORY_LIMIT = 200;
 
+/** Errors first, then warnings (severity "warning": saved anyway, shown on the node in their own colour). */
 function validate(definition: WorkflowDefinition): Pick<EditorState, "problems" | "problemsByRef"> {
   const result = validateDefinition(definition);
-  const problems = result.ok ? [] : result.problems;
+  const problems = [...(result.ok ? [] : result.problems), ...result.warnings];
   const byRef = new Map<string, Problem[]>();
   for (const p of problems) {
     for (const ref of p.refs ?? (p.ref === undefined ? [] : [p.ref])) {
@@ -111,6 +120,8 @@ export function createEditorStore(initial: { definition: WorkflowDefinition; rea
     /** Applies a new definition as the current one, keeping what is still selectable selected. */
     const apply = (next: WorkflowDefinition, patch: Partial<EditorState> = {}) => {
       const refs = new Set(next.nodes.map((n) => n.ref));
+      // Selected sticky notes sit in selectedNodes under their canvas ids (note-edits.ts).
+      for (const n of next.notes ?? []) refs.add(noteEdits.noteFlowId(n.id));
       const edgeIds = new Set(next.edges.map(edits.edgeKey));
       const s = get();
       const selectedNodes = patch.selectedNodes ?? new Set([...s.selectedNodes].filter((r) => refs.has(r)));
@@ -178,7 +189,14 @@ export function createEditorStore(initial: { definition: WorkflowDefinition; rea
         if (s.readOnly) return;
         const origin = s.dragOrigin ?? s.definition;
         // Positions never change what the validator says, so a drag frame skips it.
-        const next = edits.setPositions(s.definition, positions);
+        const nodePositions = new Map<string, Position>();
+        const notePositions = new Map<string, Position>();
+        for (const [id, p] of positions) {
+          const noteId = noteEdits.noteIdOf(id);
+          if (noteId === null) nodePositions.set(id, p);
+          else notePositions.set(noteId, { x: Math.round(p.x), y: Math.round(p.y) });
+        }
+        const next = noteEdits.moveNotes(edits.setPositions(s.definition, nodePositions), notePositions);
         if (!done) {
           set({ definition: next, dragOrigin: origin });
           return;
@@ -211,6 +229,22 @@ export function createEditorStore(initial: { definition: WorkflowDefinition; rea
         return ref;
       },
 
+      addNote(position) {
+        const s = get();
+        if (s.readOnly) return null;
+        const { definition, id } = noteEdits.addNote(s.definition, { x: Math.round(position.x), y: Math.round(position.y) });
+        commit(definition, "Add note", undefined, { selectedNodes: new Set([noteEdits.noteFlowId(id)]), selectedEdges: new Set() });
+        return id;
+      },
+
+      setPin(ref, output) {
+        commit(noteEdits.setPin(get().definition, ref, output), output === null ? "Unpin output" : "Pin output", `pin:${ref}`);
+      },
+
+      updateNote(id, patch, coalesceKey) {
+        commit(noteEdits.updateNote(get().definition, id, patch), "Edit note", coalesceKey);
+      },
+
       insertOnEdge(edgeId, type, position) {
         const s = get();
         if (s.readOnly) return null;
@@ -240,9 +274,17 @@ export function createEditorStore(initial: { definition: WorkflowDefinition; rea
         get().deleteElements(s.selectedNodes, s.selectedEdges);
       },
 
-      deleteElements(refs, edgeIds) {
+      deleteElements(ids, edgeIds) {
         const s = get();
-        commit(edits.removeElements(s.definition, refs, edgeIds), "Delete", undefined, { selectedNodes: new Set(), selectedEdges: new Set() });
+        const refs: string[] = [];
+        const notes = new Set<string>();
+        for (const id of ids) {
+          const noteId = noteEdits.noteIdOf(id);
+          if (noteId === null) refs.push(id);
+          else notes.add(noteId);
+        }
+        const next = noteEdits.reconcilePins(noteEdits.removeNotes(edits.removeElements(s.definition, refs, edgeIds), notes));
+        commit(next, "Delete", undefined, { selectedNodes: new Set(), selectedEdges: new Set() });
       },
 
       copySelection() {
@@ -271,7 +313,7 @@ export function createEditorStore(initial: { definition: WorkflowDefinition; rea
         const result = edits.renameRef(s.definition, from, to);
         if ("reason" in result) return result.reason;
         const selectedNodes = new Set([...s.selectedNodes].map((r) => (r === from ? to : r)));
-        commit(result.definition, "Rename", undefined, { selectedNodes });
+        commit(noteEdits.reconcilePins(result.definition, { from, to }), "Rename", undefined, { selectedNodes });
         return null;
       },
 

@@ -1,8 +1,10 @@
 import type { Edge, Node } from "@xyflow/react";
 import { LAYOUT_DEFAULTS, NODE_TYPES } from "@/engine";
-import type { WorkflowDefinition, WorkflowNode } from "@/engine";
+import { NOTE_SIZE_LIMITS } from "@/engine";
+import type { WorkflowDefinition, WorkflowNode, WorkflowNote } from "@/engine";
 import type { DiffKind } from "./editor-store";
 import { edgeKey } from "./graph-edits";
+import { noteFlowId } from "./note-edits";
 
 /**
  * The definition as React Flow nodes and edges: one RF node per workflow node
@@ -18,15 +20,26 @@ import { edgeKey } from "./graph-edits";
 /** What every custom node receives. */
 export interface WorkflowNodeData extends Record<string, unknown> {
   node: WorkflowNode;
+  /** Errors and warnings on the node; the first (an error when there is one) is `firstProblem`. */
   problemCount: number;
   firstProblem: string | null;
+  /** Every problem on the node is a warning: it is marked in the warning colour, not as an error. */
+  warningOnly: boolean;
   diff: DiffKind | null;
 }
 
 export type TaskFlowNode = Node<WorkflowNodeData, "task">;
 export type SwitchFlowNode = Node<WorkflowNodeData, "switch">;
 export type LoopFlowNode = Node<WorkflowNodeData, "loop">;
+/** A sticky note: drawn behind the diagram, never connected. */
+export interface NoteFlowData extends Record<string, unknown> {
+  note: WorkflowNote;
+  readOnly: boolean;
+}
+export type NoteFlowNode = Node<NoteFlowData, "note">;
 export type WorkflowFlowNode = TaskFlowNode | SwitchFlowNode | LoopFlowNode;
+/** Everything the canvas draws as a React Flow node. */
+export type CanvasFlowNode = WorkflowFlowNode | NoteFlowNode;
 
 export interface WorkflowEdgeData extends Record<string, unknown> {
   caseLabel: string | null;
@@ -67,7 +80,7 @@ export interface FlowInputs {
   definition: WorkflowDefinition;
   selectedNodes: ReadonlySet<string>;
   selectedEdges: ReadonlySet<string>;
-  problemsByRef: ReadonlyMap<string, readonly { message: string }[]>;
+  problemsByRef: ReadonlyMap<string, readonly { message: string; severity?: "warning" }[]>;
   measured: ReadonlyMap<string, { width: number; height: number }>;
   diff: ReadonlyMap<string, DiffKind> | null;
   readOnly: boolean;
@@ -87,6 +100,7 @@ interface CachedNode {
   diff: DiffKind | null;
   readOnly: boolean;
   hidden: boolean;
+  pinned: boolean;
   flow: WorkflowFlowNode;
 }
 
@@ -97,10 +111,56 @@ interface CachedEdge {
   flow: WorkflowFlowEdge;
 }
 
+/**
+ * A node with a pinned output (test data) is outlined and labelled "pinned" on
+ * React Flow's wrapper, so every node type shows it without knowing of pins.
+ */
+export const PINNED_CLASS =
+  "node-pinned rounded-xl outline-2 outline-dashed outline-offset-4 outline-violet-500 after:pointer-events-none after:absolute after:-top-5 after:left-1 after:text-[10px] after:font-semibold after:text-violet-600 after:content-['pinned']";
+
 /** A mapper with memory: call it with each new state; unchanged nodes come back as the same objects. */
 export function createFlowMapper() {
   let nodeCache = new Map<string, CachedNode>();
   let edgeCache = new Map<string, CachedEdge>();
+  let noteCache = new Map<string, { note: WorkflowNote; selected: boolean; readOnly: boolean; hidden: boolean; flow: NoteFlowNode }>();
+
+  /** Notes first, so React Flow paints them under the nodes. */
+  function notes(inputs: FlowInputs): NoteFlowNode[] {
+    const { definition, selectedNodes, readOnly, hidden } = inputs;
+    const next: typeof noteCache = new Map();
+    const out: NoteFlowNode[] = [];
+    for (const note of definition.notes ?? []) {
+      const id = noteFlowId(note.id);
+      const selected = selectedNodes.has(id);
+      const prev = noteCache.get(id);
+      if (prev && prev.note === note && prev.selected === selected && prev.readOnly === readOnly && prev.hidden === hidden) {
+        next.set(id, prev);
+        out.push(prev.flow);
+        continue;
+      }
+      const width = note.width ?? NOTE_SIZE_LIMITS.defaultWidth;
+      const height = note.height ?? NOTE_SIZE_LIMITS.defaultHeight;
+      const flow: NoteFlowNode = {
+        id,
+        type: "note",
+        position: note.position,
+        data: { note, readOnly },
+        selected,
+        draggable: !readOnly,
+        connectable: false,
+        deletable: !readOnly,
+        hidden,
+        width,
+        height,
+        style: { width, height },
+        zIndex: -1,
+      };
+      next.set(id, { note, selected, readOnly, hidden, flow });
+      out.push(flow);
+    }
+    noteCache = next;
+    return out;
+  }
 
   function nodes(inputs: FlowInputs): WorkflowFlowNode[] {
     const { definition, selectedNodes, problemsByRef, measured, diff, readOnly, hidden } = inputs;
@@ -117,10 +177,12 @@ export function createFlowMapper() {
       const selected = selectedNodes.has(n.ref);
       const problems = problemsByRef.get(n.ref);
       // Validation rebuilds the lists on every edit; compare what the node shows, not the list's identity.
-      const problemKey = problems ? `${problems.length}|${problems[0]?.message ?? ""}` : "";
+      const warningOnly = problems !== undefined && problems.length > 0 && problems.every((p) => p.severity === "warning");
+      const problemKey = problems ? `${problems.length}|${warningOnly ? "w" : "e"}|${problems[0]?.message ?? ""}` : "";
       const isLoop = NODE_TYPES[n.type].isContainer;
       const size = isLoop ? loopSize(childrenOf.get(n.ref) ?? [], measured) : undefined;
       const nodeDiff = diff?.get(n.ref) ?? null;
+      const pinned = definition.pins !== undefined && Object.hasOwn(definition.pins, n.ref);
       const prev = nodeCache.get(n.ref);
       if (
         prev &&
@@ -131,7 +193,8 @@ export function createFlowMapper() {
         prev.height === size?.height &&
         prev.diff === nodeDiff &&
         prev.readOnly === readOnly &&
-        prev.hidden === hidden
+        prev.hidden === hidden &&
+        prev.pinned === pinned
       ) {
         next.set(n.ref, prev);
         out.push(prev.flow);
@@ -141,17 +204,18 @@ export function createFlowMapper() {
         id: n.ref,
         type: flowNodeType(n),
         position: n.position,
-        data: { node: n, problemCount: problems?.length ?? 0, firstProblem: problems?.[0]?.message ?? null, diff: nodeDiff },
+        data: { node: n, problemCount: problems?.length ?? 0, firstProblem: problems?.[0]?.message ?? null, warningOnly, diff: nodeDiff },
         selected,
         draggable: !readOnly,
         connectable: !readOnly,
         deletable: !readOnly,
         hidden,
+        ...(pinned ? { className: PINNED_CLASS } : {}),
         ...(n.parent !== undefined ? { parentId: n.parent } : {}),
         ...(size ? { width: size.width, height: size.height, style: { width: size.width, height: size.height } } : {}),
         ...(measured.get(n.ref) && !size ? { measured: measured.get(n.ref) } : {}),
       } as WorkflowFlowNode;
-      next.set(n.ref, { node: n, selected, problemKey, width: size?.width, height: size?.height, diff: nodeDiff, readOnly, hidden, flow });
+      next.set(n.ref, { node: n, selected, problemKey, width: size?.width, height: size?.height, diff: nodeDiff, readOnly, hidden, pinned, flow });
       out.push(flow);
     };
     // React Flow needs a parent before its children.
@@ -196,5 +260,5 @@ export function createFlowMapper() {
     return out;
   }
 
-  return { nodes, edges };
+  return { nodes, notes, edges };
 }

@@ -39,6 +39,7 @@ export function createMarqueeStore(): StoreApi<MarqueeState> {
 /** The hues of the palette's groups (node-icon.tsx's tiles, Tailwind's 500 shades), so a glance still tells work from flow control. */
 const CATEGORY_COLOUR: Readonly<Record<NodeCategory, string>> = {
   work: "#0ea5e9",
+  ai: "#d946ef",
   data: "#8b5cf6",
   flow: "#f59e0b",
   wait: "#10b981",

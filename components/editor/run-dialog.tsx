@@ -1,12 +1,13 @@
 "use client";
 
-import { Alert, Button, Description, FieldError, Form, Input, Label, ListBox, Modal, Select, Switch, TextField, ToggleButton, ToggleButtonGroup } from "@heroui/react";
+import { Alert, Description, FieldError, Input, Label, ListBox, Select, Switch, TextField, ToggleButton, ToggleButtonGroup } from "@heroui/react";
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import type { Key } from "react";
 import { useEffect, useMemo, useState } from "react";
 import type { WorkflowDefinition } from "@/engine";
 import { useTRPC } from "../trpc";
+import { FormDialog } from "../ui/form-dialog";
 import { CodeEditor } from "./code-editor";
 import type { CodeDiagnostic } from "./code-editor";
 import { formatJson, parseJson } from "./inspector/json-text";
@@ -123,121 +124,108 @@ export function RunDialog({ namespace, definition, isOpen, onOpenChange }: { nam
   }
 
   return (
-    <Modal.Backdrop isOpen={isOpen} onOpenChange={onOpenChange}>
-      <Modal.Container placement="center" scroll="inside" size="lg">
-        <Modal.Dialog aria-label="Run workflow">
-          <Modal.CloseTrigger />
-          <Modal.Header>
-            <Modal.Heading>Run {definition.name}</Modal.Heading>
-            <p className="text-sm text-muted">
-              Starts{" "}
-              <span className="font-medium text-foreground">{definition.version !== undefined ? `version ${definition.version}` : "the latest version"}</span> as saved, then
-              opens its live view.
-            </p>
-          </Modal.Header>
-          <Form
-            className="contents"
-            validationBehavior="aria"
-            onSubmit={(event) => {
-              event.preventDefault();
-              submit();
-            }}
-          >
-            <Modal.Body className="mt-2 flex flex-col gap-5">
-              {errors.other.length > 0 ? (
-                <Alert status="danger">
-                  <Alert.Indicator />
-                  <Alert.Content>
-                    <Alert.Title>{start.error ? "The run was not started" : "Check the input"}</Alert.Title>
-                    <Alert.Description>
-                      {errors.other.length === 1 ? (
-                        errors.other[0]
-                      ) : (
-                        <ul className="list-disc pl-4">
-                          {errors.other.map((m, i) => (
-                            <li key={i}>{m}</li>
-                          ))}
-                        </ul>
-                      )}
-                    </Alert.Description>
-                  </Alert.Content>
-                </Alert>
-              ) : null}
-
-              {fields ? (
-                <ToggleButtonGroup
-                  aria-label="Input as"
-                  className="self-start"
-                  disallowEmptySelection
-                  selectedKeys={[mode]}
-                  selectionMode="single"
-                  size="sm"
-                  onSelectionChange={(keys) => {
-                    const [next] = [...keys];
-                    if (next === "form" || next === "json") switchMode(next);
-                  }}
-                >
-                  <ToggleButton id="form">Form</ToggleButton>
-                  <ToggleButton id="json">JSON</ToggleButton>
-                </ToggleButtonGroup>
+    <FormDialog
+      bodyClassName="mt-2"
+      description={
+        <>
+          Starts{" "}
+          <span className="font-medium text-foreground">{definition.version !== undefined ? `version ${definition.version}` : "the latest version"}</span> as saved, then
+          opens its live view.
+        </>
+      }
+      isOpen={isOpen}
+      isPending={start.isPending}
+      label="Run workflow"
+      pendingLabel="Starting…"
+      size="lg"
+      submitLabel="Start run"
+      title={<>Run {definition.name}</>}
+      validationBehavior="aria"
+      onOpenChange={onOpenChange}
+      onSubmit={submit}
+    >
+      {errors.other.length > 0 ? (
+        <Alert status="danger">
+          <Alert.Indicator />
+          <Alert.Content>
+            <Alert.Title>{start.error ? "The run was not started" : "Check the input"}</Alert.Title>
+            <Alert.Description>
+              {errors.other.length === 1 ? (
+                errors.other[0]
               ) : (
-                <p className="text-sm text-muted">This workflow has no input schema: write its input as a JSON object.</p>
-              )}
-
-              {mode === "form" && fields ? (
-                <div className="flex flex-col gap-4">
-                  {fields.map((field) => (
-                    <RunInputField
-                      key={field.key}
-                      draft={drafts[field.key]}
-                      errors={errors.byField[field.key] ?? []}
-                      field={field}
-                      onDraft={(draft) => {
-                        setDrafts((d) => ({ ...d, [field.key]: draft }));
-                        if (errors.byField[field.key]) setLocalErrors((e) => ({ ...e, byField: { ...e.byField, [field.key]: [] } }));
-                      }}
-                    />
+                <ul className="list-disc pl-4">
+                  {errors.other.map((m, i) => (
+                    <li key={i}>{m}</li>
                   ))}
-                </div>
-              ) : (
-                <div className="flex flex-col gap-1">
-                  <Label id="run-input-json-label">Input JSON</Label>
-                  <CodeEditor
-                    ariaLabel="Input JSON"
-                    diagnostics={jsonDiagnostics}
-                    language="json"
-                    maxHeight="50vh"
-                    minHeight="8rem"
-                    value={jsonText}
-                    onChange={(text) => {
-                      setJsonText(text);
-                      const parsed = parseJson(text, true);
-                      setJsonError(parsed.ok ? null : parsed.error);
-                    }}
-                  />
-                  {jsonError ? <p className="text-xs text-danger">{jsonError.message}</p> : <Description>A JSON object; its keys are {"${workflow.input.<key>}"}.</Description>}
-                  {Object.entries(errors.byField).flatMap(([k, ms]) => ms.map((m, i) => <p key={`${k}-${i}`} className="text-xs text-danger">{`${k}: ${m}`}</p>))}
-                </div>
+                </ul>
               )}
+            </Alert.Description>
+          </Alert.Content>
+        </Alert>
+      ) : null}
 
-              <TextField maxLength={255} name="correlationId" value={correlationId} onChange={setCorrelationId}>
-                <Label>Correlation id</Label>
-                <Input placeholder="optional" spellCheck={false} />
-                <Description>Yours to choose: find this run by it later, e.g. an order number.</Description>
-              </TextField>
-            </Modal.Body>
-            <Modal.Footer>
-              <Button slot="close" variant="secondary">
-                Cancel
-              </Button>
-              <Button isPending={start.isPending} type="submit">
-                {start.isPending ? "Starting…" : "Start run"}
-              </Button>
-            </Modal.Footer>
-          </Form>
-        </Modal.Dialog>
-      </Modal.Container>
-    </Modal.Backdrop>
+      {fields ? (
+        <ToggleButtonGroup
+          aria-label="Input as"
+          className="self-start"
+          disallowEmptySelection
+          selectedKeys={[mode]}
+          selectionMode="single"
+          size="sm"
+          onSelectionChange={(keys) => {
+            const [next] = [...keys];
+            if (next === "form" || next === "json") switchMode(next);
+          }}
+        >
+          <ToggleButton id="form">Form</ToggleButton>
+          <ToggleButton id="json">JSON</ToggleButton>
+        </ToggleButtonGroup>
+      ) : (
+        <p className="text-sm text-muted">This workflow has no input schema: write its input as a JSON object.</p>
+      )}
+
+      {mode === "form" && fields ? (
+        <div className="flex flex-col gap-4">
+          {fields.map((field) => (
+            <RunInputField
+              key={field.key}
+              draft={drafts[field.key]}
+              errors={errors.byField[field.key] ?? []}
+              field={field}
+              onDraft={(draft) => {
+                setDrafts((d) => ({ ...d, [field.key]: draft }));
+                if (errors.byField[field.key]) setLocalErrors((e) => ({ ...e, byField: { ...e.byField, [field.key]: [] } }));
+              }}
+            />
+          ))}
+        </div>
+      ) : (
+        <div className="flex flex-col gap-1">
+          <Label id="run-input-json-label">Input JSON</Label>
+          <CodeEditor
+            ariaLabel="Input JSON"
+            diagnostics={jsonDiagnostics}
+            language="json"
+            maxHeight="50vh"
+            minHeight="8rem"
+            value={jsonText}
+            onChange={(text) => {
+              setJsonText(text);
+              const parsed = parseJson(text, true);
+              setJsonError(parsed.ok ? null : parsed.error);
+            }}
+          />
+          {jsonError ? <p className="text-xs text-danger">{jsonError.message}</p> : <Description>A JSON object; its keys are {"${workflow.input.<key>}"}.</Description>}
+          {Object.entries(errors.byField).flatMap(([k, ms]) => ms.map((m, i) => <p key={`${k}-${i}`} className="text-xs text-danger">{`${k}: ${m}`}</p>))}
+        </div>
+      )}
+
+      <TextField maxLength={255} name="correlationId" value={correlationId} onChange={setCorrelationId}>
+        <Label>Correlation id</Label>
+        <Input placeholder="optional" spellCheck={false} />
+        <Description>Yours to choose: find this run by it later, e.g. an order number.</Description>
+      </TextField>
+    </FormDialog>
   );
 }
 

@@ -7,7 +7,7 @@ import type { StoreApi } from "zustand";
 import type { Position } from "@/engine";
 import { dropIntoLoop } from "./drop-into-loop";
 import type { EditorStore } from "./editor-store";
-import type { WorkflowFlowEdge, WorkflowFlowNode } from "./flow-mapping";
+import type { CanvasFlowNode, WorkflowFlowEdge } from "./flow-mapping";
 import { edgeKey } from "./graph-edits";
 import type { MarqueeState } from "./overview-canvas";
 import { draggedRefs, nodeAt, nodesInside, overviewLayout } from "./overview-geometry";
@@ -34,7 +34,7 @@ const DRAG_THRESHOLD = 1;
  * before the pane's own (its selection box listens in capture too), and
  * `preventDefault` on pointerdown withholds the mousedown d3-zoom pans on.
  */
-export function useOverviewGestures(store: EditorStore, rf: ReactFlowInstance<WorkflowFlowNode, WorkflowFlowEdge>, marquee: StoreApi<MarqueeState>) {
+export function useOverviewGestures(store: EditorStore, rf: ReactFlowInstance<CanvasFlowNode, WorkflowFlowEdge>, marquee: StoreApi<MarqueeState>) {
   /** Set while a gesture of ours is under way, and until the click that ends it has been swallowed. */
   const active = useRef(false);
   /** The click that follows our pointerup must not reach the pane, whose click clears the selection: the flag outlives it by a task. */

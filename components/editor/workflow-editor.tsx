@@ -1,18 +1,19 @@
 "use client";
 
-import { AlertDialog, Button, Chip, Dropdown, Label, Tooltip } from "@heroui/react";
+import { Button, Chip, Dropdown, Label, Tooltip } from "@heroui/react";
 import { useQueryClient } from "@tanstack/react-query";
 import { useMutation } from "@tanstack/react-query";
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { ArrowLeft, Braces, Download, History, Keyboard, LayoutDashboard, Maximize, Play, Redo2, Save, Undo2, Workflow as WorkflowIcon } from "lucide-react";
+import { ArrowLeft, Braces, Download, History, Keyboard, LayoutDashboard, Maximize, Play, Redo2, Save, StickyNote, Undo2, Webhook, Workflow as WorkflowIcon } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { ReactNode } from "react";
-import { LAYOUT_DEFAULTS, exportConductorWorkflow } from "@/engine";
+import { LAYOUT_DEFAULTS, NOTE_SIZE_LIMITS, exportConductorWorkflow } from "@/engine";
 import type { NodeType, Problem, WorkflowDefinition } from "@/engine";
 import { useTRPC } from "../trpc";
+import { ConfirmDialog } from "../ui/confirm-dialog";
 import { autoLayout } from "./auto-layout";
 import { EditorCanvas, FIT_WHOLE_DIAGRAM } from "./editor-canvas";
 import { EditorStoreProvider, useEditor, useEditorStore } from "./editor-context";
@@ -24,6 +25,8 @@ import { Palette } from "./palette";
 import { RunDialog } from "./run-dialog";
 import { isMac, useEditorKeys } from "./use-editor-keys";
 import { useLeaveGuard } from "./use-leave-guard";
+import { StartTriggers } from "./start-triggers";
+import { TriggersDrawer } from "./triggers-drawer";
 import { VersionsDrawer } from "./versions-drawer";
 
 /** What the page loaded: the definition and where it sits in the version history. */
@@ -91,6 +94,7 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
   const [saveOpen, setSaveOpen] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
   const [versionsOpen, setVersionsOpen] = useState(false);
+  const [triggersOpen, setTriggersOpen] = useState(false);
   const [runOpen, setRunOpen] = useState(false);
   const [savedVersion, setSavedVersion] = useState(initial.version);
   const [serverProblems, setServerProblems] = useState<Problem[]>([]);
@@ -121,9 +125,11 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
   const openSave = useCallback(() => {
     if (readOnly) return;
     const s = store.getState();
-    if (s.problems.length > 0) {
+    // Warnings do not stop a save: they are node-flow's extra checks on what still runs as Conductor runs it.
+    const errors = s.problems.filter((p) => p.severity !== "warning");
+    if (errors.length > 0) {
       setPanel("problems");
-      s.notify(`Fix the ${s.problems.length === 1 ? "problem" : `${s.problems.length} problems`} first: a workflow is saved only when it is valid.`, "danger");
+      s.notify(`Fix the ${errors.length === 1 ? "problem" : `${errors.length} problems`} first: a workflow is saved only when it is valid.`, "danger");
       return;
     }
     save.reset();
@@ -167,6 +173,14 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
     },
     [rf, store],
   );
+
+  const addNoteAtCentre = useCallback(() => {
+    const pane = document.querySelector(".react-flow")?.getBoundingClientRect();
+    const centre = pane ? rf.screenToFlowPosition({ x: pane.left + pane.width / 2, y: pane.top + pane.height / 2 }) : { x: 0, y: 0 };
+    const offset = ((store.getState().definition.notes?.length ?? 0) % 6) * 24;
+    setView("diagram");
+    store.getState().addNote({ x: centre.x - NOTE_SIZE_LIMITS.defaultWidth / 2 + offset, y: centre.y - NOTE_SIZE_LIMITS.defaultHeight / 2 + offset });
+  }, [rf, store]);
 
   useEditorKeys(store, (action) => {
     if (action === "save") openSave();
@@ -265,6 +279,9 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
           <ToolbarButton isDisabled={readOnly || definition.nodes.length === 0} label="Auto-layout" shortcut="Shift+L" onPress={() => void layout()}>
             <LayoutDashboard className="size-4" />
           </ToolbarButton>
+          <ToolbarButton isDisabled={readOnly} label="Add note" onPress={addNoteAtCentre}>
+            <StickyNote className="size-4" />
+          </ToolbarButton>
           <ToolbarButton label="Fit view" shortcut="Shift+F" onPress={() => void rf.fitView(FIT_VIEW)}>
             <Maximize className="size-4" />
           </ToolbarButton>
@@ -273,6 +290,9 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
           </ToolbarButton>
           <ToolbarButton isDisabled={savedVersion === null} label="Versions" onPress={() => setVersionsOpen(true)}>
             <History className="size-4" />
+          </ToolbarButton>
+          <ToolbarButton isDisabled={savedVersion === null} label="Triggers" onPress={() => setTriggersOpen(true)}>
+            <Webhook className="size-4" />
           </ToolbarButton>
           <Dropdown>
             <Button aria-label="Export" isIconOnly size="sm" variant="ghost">
@@ -329,6 +349,7 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
         )}
         <section aria-label={view === "diagram" ? "Diagram" : "JSON"} className="relative min-w-0 flex-1">
           {view === "diagram" ? <EditorCanvas /> : <JsonView />}
+          {view === "diagram" && savedVersion !== null ? <StartTriggers namespace={namespace} workflowName={definition.name} onOpen={() => setTriggersOpen(true)} /> : null}
           {notice ? (
             <div
               className={`absolute bottom-4 left-1/2 z-10 max-w-lg -translate-x-1/2 rounded-lg px-4 py-2 text-sm text-white shadow-lg ${
@@ -358,27 +379,23 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
       {savedVersion !== null ? (
         <VersionsDrawer currentVersion={savedVersion} isOpen={versionsOpen} name={definition.name} namespace={namespace} onOpenChange={setVersionsOpen} />
       ) : null}
+      {savedVersion !== null ? (
+        <TriggersDrawer isOpen={triggersOpen} name={definition.name} namespace={namespace} nodeRefs={definition.nodes.map((n) => n.ref)} onOpenChange={setTriggersOpen} />
+      ) : null}
       {canRun ? <RunDialog definition={definition} isOpen={runOpen} namespace={namespace} onOpenChange={setRunOpen} /> : null}
 
-      <AlertDialog.Backdrop isOpen={guard.pending !== null} onOpenChange={(open) => (open ? undefined : guard.stay())}>
-        <AlertDialog.Container placement="center" size="sm">
-          <AlertDialog.Dialog>
-            <AlertDialog.Header>
-              <AlertDialog.Icon status="warning" />
-              <AlertDialog.Heading>Leave without saving?</AlertDialog.Heading>
-            </AlertDialog.Header>
-            <AlertDialog.Body className="text-sm">Your changes to {definition.name} are not saved. Leaving discards them.</AlertDialog.Body>
-            <AlertDialog.Footer>
-              <Button slot="close" variant="tertiary">
-                Stay
-              </Button>
-              <Button variant="danger" onPress={guard.leave}>
-                Discard and leave
-              </Button>
-            </AlertDialog.Footer>
-          </AlertDialog.Dialog>
-        </AlertDialog.Container>
-      </AlertDialog.Backdrop>
+      <ConfirmDialog
+        cancelLabel="Stay"
+        confirmLabel="Discard and leave"
+        confirmVariant="danger"
+        isOpen={guard.pending !== null}
+        title="Leave without saving?"
+        tone="warning"
+        onConfirm={guard.leave}
+        onOpenChange={(open) => (open ? undefined : guard.stay())}
+      >
+        Your changes to {definition.name} are not saved. Leaving discards them.
+      </ConfirmDialog>
     </div>
   );
 }

@@ -9,7 +9,7 @@ import { isTerminalTaskStatus } from "@/engine";
 import type { WorkflowDefinition, WorkflowStatus } from "@/engine";
 import { CodeEditor } from "../editor/code-editor";
 import { useTRPC } from "../trpc";
-import type { ExecutionDetail } from "./execution-view";
+import type { ExecutionDetail } from "./execution-types";
 import { RunTimeline } from "./run-timeline";
 import { TaskStatusChip } from "./run-status-chip";
 import { formatDuration, isLiveRunStatus } from "./run-status";
@@ -119,6 +119,23 @@ export function ExecutionSidePanel({
   );
 }
 
+/** A run a trigger started names it (start-execution's createdBy: `schedule:<name>`, `webhook:<name>`), linked to the workflow's Triggers. */
+function StartedBy({ startedBy, workflow }: { startedBy: string | null; workflow: string }) {
+  const trigger = /^(schedule|webhook):(.+)$/.exec(startedBy ?? "");
+  if (trigger === null) return null;
+  return (
+    <>
+      <dt className="text-muted">Started by</dt>
+      <dd data-testid="run-started-by">
+        {trigger[1]}{" "}
+        <Link className="font-medium text-accent hover:underline" href={`/workflows/${encodeURIComponent(workflow)}`}>
+          {trigger[2]}
+        </Link>
+      </dd>
+    </>
+  );
+}
+
 function RunSummaryTab({ namespace, initial, status, endedAt }: { namespace: string; initial: ExecutionDetail; status: WorkflowStatus; endedAt: string | null }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -141,6 +158,7 @@ function RunSummaryTab({ namespace, initial, status, endedAt }: { namespace: str
         <dd>
           <Times endedAt={endedAt} startedAt={e.startedAt} />
         </dd>
+        <StartedBy startedBy={e.startedBy} workflow={e.workflow} />
         {e.correlationId ? (
           <>
             <dt className="text-muted">Correlation id</dt>

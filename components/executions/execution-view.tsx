@@ -2,7 +2,6 @@
 
 import { Button, Chip } from "@heroui/react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
 import { ReactFlowProvider } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { ArrowLeft, Pause, Play, RotateCcw, Square } from "lucide-react";
@@ -11,20 +10,18 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand";
 import type { WorkflowDefinition, WorkflowStatus } from "@/engine";
-import type { AppRouter } from "@/server/trpc/routers/_app";
 import { EditorCanvas } from "../editor/editor-canvas";
 import { EditorStoreProvider, useEditor } from "../editor/editor-context";
 import { RunOverlayContext } from "../editor/run-overlay";
 import type { NodeRunState, RunOverlayState } from "../editor/run-overlay";
-import { ConfirmActionDialog } from "../settings/confirm-action-dialog";
 import { useTRPC } from "../trpc";
+import { ConfirmDialog } from "../ui/confirm-dialog";
 import { ExecutionSidePanel } from "./execution-side-panel";
+import type { ExecutionDetail } from "./execution-types";
 import { RunStatusChip } from "./run-status-chip";
 import { applyHistory, applySnapshot, availableActions, overlayModel } from "./run-model";
 import type { RunTask } from "./run-model";
 import { useExecutionStream } from "./use-execution-stream";
-
-export type ExecutionDetail = inferRouterOutputs<AppRouter>["executions"]["get"];
 
 type SimpleAction = "pause" | "resume" | "terminate" | "retry" | "restart";
 
@@ -232,13 +229,13 @@ function ExecutionLayout({ namespace, initial, definition }: { namespace: string
           />
         </div>
         {action ? (
-          <ConfirmActionDialog
+          <ConfirmDialog
             confirmLabel={ACTION_TEXT[action].confirm}
             error={pending?.error?.message ?? null}
             isOpen
             isPending={pending?.isPending ?? false}
             pendingLabel={ACTION_TEXT[action].pending}
-            status={ACTION_TEXT[action].tone}
+            tone={ACTION_TEXT[action].tone}
             title={ACTION_TEXT[action].title}
             onConfirm={() => (action === "restart" ? restart.mutate({ namespace, id, version: "same" }) : mutations[action].mutate({ namespace, id }))}
             onOpenChange={(open) => {
@@ -246,7 +243,7 @@ function ExecutionLayout({ namespace, initial, definition }: { namespace: string
             }}
           >
             {ACTION_TEXT[action].body}
-          </ConfirmActionDialog>
+          </ConfirmDialog>
         ) : null}
       </div>
     </RunOverlayContext.Provider>

@@ -11,9 +11,10 @@ import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useNamespace } from "../console-session";
 import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";
-import { ConfirmActionDialog } from "../settings/confirm-action-dialog";
 import { useTRPC } from "../trpc";
+import { ConfirmDialog } from "../ui/confirm-dialog";
 import { RunStatusChip } from "./run-status-chip";
+import type { InitialFilters } from "./run-filters-query";
 import { RUN_STATUS_DISPLAY, formatDuration } from "./run-status";
 
 type ExecutionSummary = inferRouterOutputs<AppRouter>["executions"]["list"]["items"][number];
@@ -22,11 +23,12 @@ type BulkAction = "terminate" | "retry" | "restart";
 
 const PAGE_SIZE = 50;
 
-/** The runs of the namespace the console shows. */
-export function CurrentNamespaceExecutions() {
+/** The runs of the namespace the console shows; `initial` comes from the page's URL (the dashboard links here). */
+export function CurrentNamespaceExecutions({ initial }: { initial?: InitialFilters }) {
   const namespace = useNamespace();
   if (!namespace) return <NoNamespacePanel />;
-  return <ExecutionsList key={namespace} namespace={namespace} />;
+  // Keyed by the URL's filters too: a link to other filters, followed from this page, starts the list afresh.
+  return <ExecutionsList key={`${namespace}\n${JSON.stringify(initial ?? {})}`} initial={initial} namespace={namespace} />;
 }
 
 interface Filters {
@@ -40,6 +42,11 @@ interface Filters {
 }
 
 const NO_FILTERS: Filters = { statuses: [], workflow: "", version: "", startedAfter: "", startedBefore: "", correlationId: "", search: "" };
+
+/** Whether no filter is set (by value: the filters a URL gives are a copy, never NO_FILTERS itself). */
+function isUnfiltered(f: Filters): boolean {
+  return f.statuses.length === 0 && !f.workflow && !f.version && !f.startedAfter && !f.startedBefore && !f.correlationId && !f.search.trim();
+}
 
 /** `datetime-local` text (the browser's local time) as an ISO instant, or undefined. */
 function localToIso(value: string): string | undefined {
@@ -82,11 +89,11 @@ function matches(f: Filters, run: ExecutionSummary): boolean {
  * `input.x:y` / `output.x:y` terms (JSON containment on the GIN indexes). New
  * runs and status changes arrive live over the namespace's stream.
  */
-export function ExecutionsList({ namespace }: { namespace: string }) {
+export function ExecutionsList({ namespace, initial }: { namespace: string; initial?: InitialFilters | undefined }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [draft, setDraft] = useState<Filters>(() => ({ ...NO_FILTERS, ...initial }));
+  const [filters, setFilters] = useState<Filters>(() => ({ ...NO_FILTERS, ...initial }));
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [bulk, setBulk] = useState<BulkAction | null>(null);
   const [bulkResult, setBulkResult] = useState<string | null>(null);
@@ -251,7 +258,7 @@ export function ExecutionsList({ namespace }: { namespace: string }) {
         </div>
       ) : rows.length === 0 && !list.isError ? (
         <p className="rounded-xl border border-separator py-10 text-center text-sm text-muted">
-          {filters === NO_FILTERS ? "No runs yet. Start one from a workflow's editor (Run), the REST API or a worker SDK." : "No run matches these filters."}
+          {isUnfiltered(filters) ? "No runs yet. Start one from a workflow's editor (Run), the REST API or a worker SDK." : "No run matches these filters."}
         </p>
       ) : (
         <div className="overflow-x-auto rounded-xl border border-separator">
@@ -317,13 +324,13 @@ export function ExecutionsList({ namespace }: { namespace: string }) {
       ) : null}
 
       {bulk ? (
-        <ConfirmActionDialog
+        <ConfirmDialog
           confirmLabel={`${bulk[0]!.toUpperCase()}${bulk.slice(1)} ${selected.size}`}
           error={bulkMutation.error?.message ?? null}
           isOpen
           isPending={bulkMutation.isPending}
           pendingLabel="Working…"
-          status={bulk === "terminate" ? "danger" : "warning"}
+          tone={bulk === "terminate" ? "danger" : "warning"}
           title={`${bulk[0]!.toUpperCase()}${bulk.slice(1)} ${selected.size} run(s)?`}
           onConfirm={() => bulkMutation.mutate({ namespace, action: bulk, ids: [...selected] })}
           onOpenChange={(open) => {
@@ -331,7 +338,7 @@ export function ExecutionsList({ namespace }: { namespace: string }) {
           }}
         >
           Each run is handled on its own; one that cannot be {bulk === "terminate" ? "terminated" : bulk === "retry" ? "retried" : "restarted"} is reported and the others go on.
-        </ConfirmActionDialog>
+        </ConfirmDialog>
       ) : null}
     </div>
   );

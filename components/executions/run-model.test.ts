@@ -71,6 +71,30 @@ describe("folding the stream in", () => {
     expect(applyHistory(done, { seq: 5, at: "x", type: "WORKFLOW_COMPLETED", ref: null, taskId: null, status: "COMPLETED" })).toBeNull();
   });
 
+  it("takes a task's times from its event, not the event's own time", () => {
+    // A worker leased and failed the task between two snapshots: the page never saw it start, and the
+    // decider recorded the failure later. The badge must read what a reload reads: the row's 16 ms.
+    const scheduled = applyHistory(new Map(), { seq: 2, at: "2026-01-01T00:00:01.000Z", type: "TASK_SCHEDULED", ref: "a", taskId: "t", status: "SCHEDULED" })!;
+    const failed = applyHistory(scheduled, {
+      seq: 3,
+      at: "2026-01-01T00:00:05.000Z",
+      type: "TASK_FAILED",
+      ref: "a",
+      taskId: "t",
+      status: "FAILED",
+      startedAt: "2026-01-01T00:00:02.000Z",
+      endedAt: "2026-01-01T00:00:02.016Z",
+    })!;
+    expect(failed.get("t")).toMatchObject({ status: "FAILED", startedAt: "2026-01-01T00:00:02.000Z", endedAt: "2026-01-01T00:00:02.016Z" });
+    // A task first met ended (the page opened late) takes them too.
+    const late = applyHistory(new Map(), { seq: 3, at: "2026-01-01T00:00:05.000Z", type: "TASK_FAILED", ref: "a", taskId: "t", status: "FAILED", startedAt: "2026-01-01T00:00:02.000Z", endedAt: "2026-01-01T00:00:02.016Z" })!;
+    expect(late.get("t")).toMatchObject({ startedAt: "2026-01-01T00:00:02.000Z", endedAt: "2026-01-01T00:00:02.016Z" });
+    // A snapshot's start that the event corrects is replaced, even with no change of status.
+    const running = applySnapshot(scheduled, [{ id: "t", status: "FAILED", startedAt: "2026-01-01T00:00:02.000Z" }]);
+    const corrected = applyHistory(running, { seq: 3, at: "2026-01-01T00:00:05.000Z", type: "TASK_FAILED", ref: "a", taskId: "t", status: "FAILED", endedAt: "2026-01-01T00:00:02.016Z" })!;
+    expect(corrected.get("t")).toMatchObject({ endedAt: "2026-01-01T00:00:02.016Z" });
+  });
+
   it("offers the actions a run's status allows", () => {
     expect([...availableActions("RUNNING")]).toEqual(["pause", "terminate"]);
     expect(availableActions("FAILED").has("retry")).toBe(true);

@@ -39,6 +39,9 @@ export interface HistoryMessage {
   status: string | null;
   iteration?: number;
   attempt?: number;
+  /** The task's own start and end, when the event carries them (`at` is when the event was written). */
+  startedAt?: string;
+  endedAt?: string;
 }
 
 /** A row of a `tasks` snapshot: the run's in-flight tasks as they are now. */
@@ -80,18 +83,20 @@ export function applyHistory(tasks: ReadonlyMap<string, RunTask>, event: History
         attempt: event.attempt ?? 0,
         status,
         scheduledAt: event.at,
-        startedAt: status === "IN_PROGRESS" ? event.at : null,
-        endedAt: isTerminalTaskStatus(status) ? event.at : null,
+        startedAt: event.startedAt ?? (status === "IN_PROGRESS" ? event.at : null),
+        endedAt: isTerminalTaskStatus(status) ? (event.endedAt ?? event.at) : null,
       }),
     );
     return next;
   }
-  if (current.status === status) return null;
+  const times = { startedAt: event.startedAt ?? current.startedAt, endedAt: event.endedAt ?? current.endedAt };
+  if (current.status === status && times.startedAt === current.startedAt && times.endedAt === current.endedAt) return null;
   next.set(event.taskId, {
     ...current,
     status,
-    startedAt: current.startedAt ?? (status === "IN_PROGRESS" || isTerminalTaskStatus(status) ? event.at : null),
-    endedAt: isTerminalTaskStatus(status) ? (current.endedAt ?? event.at) : null,
+    // The event's own times win: a snapshot can miss a start (a lease writes no event) and `at` is the recording's time.
+    startedAt: times.startedAt ?? (status === "IN_PROGRESS" || isTerminalTaskStatus(status) ? event.at : null),
+    endedAt: isTerminalTaskStatus(status) ? (times.endedAt ?? event.at) : null,
   });
   return next;
 }

@@ -9,7 +9,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useNamespace } from "../console-session";
-import { EmptyStatePanel } from "../empty-state-panel";
+import { EmptyStatePanel } from "../ui/empty-state";
 import { InboxIllustration } from "../illustrations";
 import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";

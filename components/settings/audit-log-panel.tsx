@@ -1,6 +1,6 @@
 "use client";
 
-import { Button, Chip, CloseButton, Label, ListBox, Select, Skeleton, Table, ToggleButton, ToggleButtonGroup, Tooltip } from "@heroui/react";
+import { Button, Chip, CloseButton, Label, ListBox, Select, ToggleButton, ToggleButtonGroup, Tooltip } from "@heroui/react";
 import { keepPreviousData, skipToken, useInfiniteQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { Key, ReactNode } from "react";
@@ -12,6 +12,10 @@ import { RefreshIcon, ShieldIcon } from "../icons";
 import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
+import { DataTable } from "../ui/data-table";
+import type { DataTableColumn } from "../ui/data-table";
+import { EmptyState } from "../ui/empty-state";
+import type { SkeletonCell } from "../ui/skeleton-rows";
 import { ACTION_FILTERS, actionLabel, actionTone, actorLabel, resourceLabel, summarizeDetails } from "./audit-display";
 import type { AuditScope } from "./audit-display";
 import { LoadError, NotPermitted, SectionCard } from "./section-card";
@@ -20,6 +24,13 @@ type AuditEvent = inferRouterOutputs<AppRouter>["audit"]["list"]["items"][number
 type ActorFilter = { type: AuditEvent["actor"]["type"]; id: string; label: string };
 
 const PAGE_SIZE = 50;
+
+const AUDIT_SKELETON: readonly SkeletonCell[] = [
+  { kind: "lines", width: "w-44", detailWidth: "w-32" },
+  { kind: "bar", width: "w-36", hiddenBelow: "sm" },
+  { kind: "bar", width: "w-28", hiddenBelow: "md" },
+  { kind: "bar", width: "w-16" },
+];
 
 /**
  * Settings → Audit for the namespace in the switcher, for an admin there. An
@@ -169,43 +180,42 @@ export function AuditLogPanel({
 
       {log.isError && !log.data ? (
         <LoadError message={log.error.message} what="The audit log" onRetry={() => void log.refetch()} />
-      ) : log.isPending ? (
-        <AuditTableSkeleton />
-      ) : events.length === 0 ? (
-        <div className="flex flex-col items-center gap-2 px-6 py-12 text-center">
-          <p className="text-sm font-medium text-foreground">{filtered ? "No events match these filters" : `Nothing recorded in ${where} yet`}</p>
-          <p className="max-w-md text-sm text-muted">
-            {filtered ? "Older events may match: the filters apply to the whole log." : "Changes appear here as soon as they are made."}
-          </p>
-          {filtered ? (
-            <Button
-              className="mt-2"
-              size="sm"
-              variant="secondary"
-              onPress={() => {
-                setFilterId("all");
-                setActor(null);
-              }}
-            >
-              Clear filters
-            </Button>
-          ) : null}
-        </div>
       ) : (
         <AuditTable
-          events={events}
+          empty={
+            <EmptyState
+              action={
+                filtered ? (
+                  <Button
+                    size="sm"
+                    variant="secondary"
+                    onPress={() => {
+                      setFilterId("all");
+                      setActor(null);
+                    }}
+                  >
+                    Clear filters
+                  </Button>
+                ) : null
+              }
+              title={filtered ? "No events match these filters" : `Nothing recorded in ${where} yet`}
+            >
+              {filtered ? "Older events may match: the filters apply to the whole log." : "Changes appear here as soon as they are made."}
+            </EmptyState>
+          }
+          events={log.data ? events : undefined}
           footer={
-            <div className="flex w-full flex-col gap-2 sm:flex-row sm:items-center sm:justify-between">
-              <span aria-live="polite" className="text-xs text-muted">
-                {log.hasNextPage ? `The newest ${pluralize(events.length, "event")}` : `All ${pluralize(events.length, "event")}`}
-                {filtered ? " matching the filters" : ""}
-              </span>
-              {log.hasNextPage ? (
-                <Button isDisabled={log.isFetchingNextPage} size="sm" variant="secondary" onPress={() => void log.fetchNextPage()}>
-                  {log.isFetchingNextPage ? "Loading…" : "Load older events"}
-                </Button>
-              ) : null}
-            </div>
+            <>
+              {log.hasNextPage ? `The newest ${pluralize(events.length, "event")}` : `All ${pluralize(events.length, "event")}`}
+              {filtered ? " matching the filters" : ""}
+            </>
+          }
+          footerAction={
+            log.hasNextPage ? (
+              <Button isDisabled={log.isFetchingNextPage} size="sm" variant="secondary" onPress={() => void log.fetchNextPage()}>
+                {log.isFetchingNextPage ? "Loading…" : "Load older events"}
+              </Button>
+            ) : null
           }
           onActor={(event) => {
             if (event.actor.id === null) return;
@@ -265,72 +275,62 @@ function ResourceAndDetails({ event, className }: { event: AuditEvent; className
   );
 }
 
-function AuditTable({ events, footer, onActor }: { events: AuditEvent[]; footer: ReactNode; onActor: (event: AuditEvent) => void }) {
-  return (
-    <Table className="rounded-none border-0 shadow-none">
-      <Table.ScrollContainer>
-        {/* Fixed layout: long names and details truncate in their column instead of widening the table past the screen. */}
-        <Table.Content aria-label="Audit events" className="table-fixed">
-          <Table.Header>
-            <Table.Column isRowHeader>Action</Table.Column>
-            {/*
-              Narrower screens fold these columns into the Action cell. The
-              last column never hides: the table draws its rounded corners on it.
-            */}
-            <Table.Column className="hidden w-44 sm:table-cell lg:w-52">Who</Table.Column>
-            <Table.Column className="hidden w-[36%] md:table-cell">Resource and details</Table.Column>
-            <Table.Column className="w-28 sm:w-36">When</Table.Column>
-          </Table.Header>
-          <Table.Body>
-            {events.map((event) => (
-              <Table.Row key={event.id} id={event.id}>
-                <Table.Cell>
-                  <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
-                    <span className={`truncate text-sm font-medium ${actionTone(event.action) === "danger" ? "text-danger" : "text-foreground"}`}>
-                      {actionLabel(event.action)}
-                    </span>
-                    <code className="truncate font-mono text-xs text-muted">{event.action}</code>
-                    <div className="mt-1 flex min-w-0 flex-col gap-1 md:hidden">
-                      <span className="sm:hidden">
-                        <ActorCell event={event} onActor={onActor} />
-                      </span>
-                      <ResourceAndDetails event={event} />
-                    </div>
-                  </div>
-                </Table.Cell>
-                <Table.Cell className="hidden sm:table-cell">
-                  <ActorCell event={event} onActor={onActor} />
-                </Table.Cell>
-                <Table.Cell className="hidden md:table-cell">
-                  <ResourceAndDetails event={event} />
-                </Table.Cell>
-                <Table.Cell>
-                  <RelativeTime className="text-sm text-muted sm:whitespace-nowrap" iso={event.at} />
-                </Table.Cell>
-              </Table.Row>
-            ))}
-          </Table.Body>
-        </Table.Content>
-      </Table.ScrollContainer>
-      <Table.Footer>{footer}</Table.Footer>
-    </Table>
-  );
-}
-
-function AuditTableSkeleton() {
-  return (
-    <div aria-busy="true" aria-label="Loading the audit log" className="flex flex-col gap-4 p-5">
-      {[0, 1, 2, 3].map((i) => (
-        <div key={i} className="flex items-center gap-4">
-          <div className="flex flex-1 flex-col gap-2">
-            <Skeleton className="h-3.5 w-44 rounded-md" />
-            <Skeleton className="h-3 w-32 rounded-md" />
+function AuditTable({
+  events,
+  empty,
+  footer,
+  footerAction,
+  onActor,
+}: {
+  events: AuditEvent[] | undefined;
+  empty: ReactNode;
+  footer: ReactNode;
+  footerAction: ReactNode;
+  onActor: (event: AuditEvent) => void;
+}) {
+  const columns: DataTableColumn<AuditEvent>[] = [
+    {
+      id: "action",
+      header: "Action",
+      isRowHeader: true,
+      cell: (event) => (
+        <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
+          <span className={`truncate text-sm font-medium ${actionTone(event.action) === "danger" ? "text-danger" : "text-foreground"}`}>
+            {actionLabel(event.action)}
+          </span>
+          <code className="truncate font-mono text-xs text-muted">{event.action}</code>
+          {/* Narrower screens fold the other columns into this cell. */}
+          <div className="mt-1 flex min-w-0 flex-col gap-1 md:hidden">
+            <span className="sm:hidden">
+              <ActorCell event={event} onActor={onActor} />
+            </span>
+            <ResourceAndDetails event={event} />
           </div>
-          <Skeleton className="hidden h-3 w-36 rounded-md sm:block" />
-          <Skeleton className="hidden h-3 w-28 rounded-md md:block" />
-          <Skeleton className="h-3 w-16 rounded-md" />
         </div>
-      ))}
-    </div>
+      ),
+    },
+    { id: "who", header: "Who", hiddenBelow: "sm", className: "w-44 lg:w-52", cell: (event) => <ActorCell event={event} onActor={onActor} /> },
+    { id: "resource", header: "Resource and details", hiddenBelow: "md", className: "w-[36%]", cell: (event) => <ResourceAndDetails event={event} /> },
+    {
+      id: "when",
+      header: "When",
+      className: "w-28 sm:w-36",
+      cell: (event) => <RelativeTime className="text-sm text-muted sm:whitespace-nowrap" iso={event.at} />,
+    },
+  ];
+  return (
+    <DataTable
+      columns={columns}
+      empty={empty}
+      fixedLayout
+      footer={footer}
+      footerAction={footerAction}
+      label="Audit events"
+      loadingLabel="Loading the audit log"
+      rowKey={(event) => event.id}
+      rows={events}
+      skeleton={AUDIT_SKELETON}
+      skeletonRows={4}
+    />
   );
 }

@@ -1,10 +1,12 @@
 "use client";
 
-import { Alert, Button, Checkbox, CheckboxGroup, Description, FieldError, Form, Input, Label, ListBox, Modal, Select, TextField } from "@heroui/react";
+import { Checkbox, CheckboxGroup, Description, FieldError, Input, Label, ListBox, Select, TextField } from "@heroui/react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { Key } from "react";
 import { useEffect, useState } from "react";
 import { useTRPC } from "../trpc";
+import { FormAlert } from "../ui/form-alert";
+import { FormDialog } from "../ui/form-dialog";
 import { EXPIRY_PRESETS, SCOPE_OPTIONS, expiryFromPreset, normalizeScopes } from "./api-key-display";
 import type { ExpiryPresetId, ScopeId } from "./api-key-display";
 import type { IssuedKey } from "./issued-key-dialog";
@@ -78,116 +80,94 @@ export function CreateApiKeyDialog({
   }
 
   return (
-    <Modal.Backdrop isOpen={isOpen} onOpenChange={onOpenChange}>
-      <Modal.Container placement="center" scroll="inside" size="md">
-        <Modal.Dialog aria-label="Create an API key">
-          <Modal.CloseTrigger />
-          <Modal.Header>
-            <Modal.Heading>Create an API key</Modal.Heading>
-            <p className="text-sm text-muted">
-              For the <span className="font-medium text-foreground">{namespace}</span> namespace only. The key is shown once, right after it is created.
-            </p>
-          </Modal.Header>
-          <Form
-            className="contents"
-            validationErrors={fieldErrors}
-            onSubmit={(event) => {
-              event.preventDefault();
-              submit();
-            }}
-          >
-            <Modal.Body className="mt-2 flex flex-col gap-5">
-              {formError ? (
-                <Alert status="danger">
-                  <Alert.Indicator />
-                  <Alert.Content>
-                    <Alert.Title>The key was not created</Alert.Title>
-                    <Alert.Description>{formError}</Alert.Description>
-                  </Alert.Content>
-                </Alert>
-              ) : null}
+    <FormDialog
+      bodyClassName="mt-2"
+      description={
+        <>
+          For the <span className="font-medium text-foreground">{namespace}</span> namespace only. The key is shown once, right after it is created.
+        </>
+      }
+      isOpen={isOpen}
+      isPending={create.isPending}
+      isSubmitDisabled={scopes.length === 0 || name.trim() === ""}
+      pendingLabel="Creating…"
+      submitLabel="Create key"
+      title="Create an API key"
+      validationErrors={fieldErrors}
+      onOpenChange={onOpenChange}
+      onSubmit={submit}
+    >
+      <FormAlert message={formError} title="The key was not created" />
 
-              <TextField autoFocus isRequired maxLength={100} name="name" value={name} onChange={setName}>
-                <Label>Name</Label>
-                <Input placeholder="billing workers" />
-                <Description>What uses this key, so you know what breaks if you revoke it.</Description>
-                <FieldError />
-              </TextField>
+      <TextField autoFocus isRequired maxLength={100} name="name" value={name} onChange={setName}>
+        <Label>Name</Label>
+        <Input placeholder="billing workers" />
+        <Description>What uses this key, so you know what breaks if you revoke it.</Description>
+        <FieldError />
+      </TextField>
 
-              <CheckboxGroup isRequired name="scopes" value={scopes} onChange={(values) => setScopes(normalizeScopes(values))}>
-                <Label>Scopes</Label>
-                {SCOPE_OPTIONS.map((scope) => (
-                  <Checkbox key={scope.id} value={scope.id}>
-                    <Checkbox.Content>
-                      <Checkbox.Control>
-                        <Checkbox.Indicator />
-                      </Checkbox.Control>
-                      {scope.label}
-                    </Checkbox.Content>
-                    <Description>{scope.detail}</Description>
-                  </Checkbox>
-                ))}
-                <FieldError />
-              </CheckboxGroup>
+      <CheckboxGroup isRequired name="scopes" value={scopes} onChange={(values) => setScopes(normalizeScopes(values))}>
+        <Label>Scopes</Label>
+        {SCOPE_OPTIONS.map((scope) => (
+          <Checkbox key={scope.id} value={scope.id}>
+            <Checkbox.Content>
+              <Checkbox.Control>
+                <Checkbox.Indicator />
+              </Checkbox.Control>
+              {scope.label}
+            </Checkbox.Content>
+            <Description>{scope.detail}</Description>
+          </Checkbox>
+        ))}
+        <FieldError />
+      </CheckboxGroup>
 
-              <div className="grid gap-5 sm:grid-cols-2">
-                <Select name="serviceAccountId" value={owner} onChange={(key: Key | null) => setOwner(key === null ? SELF : String(key))}>
-                  <Label>Acts for</Label>
-                  <Select.Trigger>
-                    <Select.Value />
-                    <Select.Indicator />
-                  </Select.Trigger>
-                  <Description>A service account&apos;s keys outlive the person who made them.</Description>
-                  <Select.Popover>
-                    <ListBox>
-                      <ListBox.Item id={SELF} textValue="You">
-                        You
-                        <ListBox.ItemIndicator />
-                      </ListBox.Item>
-                      {serviceAccounts.map((account) => (
-                        <ListBox.Item key={account.id} id={account.id} isDisabled={account.disabled} textValue={account.name}>
-                          {account.name}
-                          {account.disabled ? <span className="text-xs text-muted"> (disabled)</span> : null}
-                          <ListBox.ItemIndicator />
-                        </ListBox.Item>
-                      ))}
-                    </ListBox>
-                  </Select.Popover>
-                  <FieldError />
-                </Select>
+      <div className="grid gap-5 sm:grid-cols-2">
+        <Select name="serviceAccountId" value={owner} onChange={(key: Key | null) => setOwner(key === null ? SELF : String(key))}>
+          <Label>Acts for</Label>
+          <Select.Trigger>
+            <Select.Value />
+            <Select.Indicator />
+          </Select.Trigger>
+          <Description>A service account&apos;s keys outlive the person who made them.</Description>
+          <Select.Popover>
+            <ListBox>
+              <ListBox.Item id={SELF} textValue="You">
+                You
+                <ListBox.ItemIndicator />
+              </ListBox.Item>
+              {serviceAccounts.map((account) => (
+                <ListBox.Item key={account.id} id={account.id} isDisabled={account.disabled} textValue={account.name}>
+                  {account.name}
+                  {account.disabled ? <span className="text-xs text-muted"> (disabled)</span> : null}
+                  <ListBox.ItemIndicator />
+                </ListBox.Item>
+              ))}
+            </ListBox>
+          </Select.Popover>
+          <FieldError />
+        </Select>
 
-                <Select name="expiresAt" value={expiry} onChange={(key: Key | null) => setExpiry((key ?? "never") as ExpiryPresetId)}>
-                  <Label>Expires</Label>
-                  <Select.Trigger>
-                    <Select.Value />
-                    <Select.Indicator />
-                  </Select.Trigger>
-                  <Description>An expired key is refused; rotate or create a new one.</Description>
-                  <Select.Popover>
-                    <ListBox>
-                      {EXPIRY_PRESETS.map((preset) => (
-                        <ListBox.Item key={preset.id} id={preset.id} textValue={preset.label}>
-                          {preset.label}
-                          <ListBox.ItemIndicator />
-                        </ListBox.Item>
-                      ))}
-                    </ListBox>
-                  </Select.Popover>
-                  <FieldError />
-                </Select>
-              </div>
-            </Modal.Body>
-            <Modal.Footer>
-              <Button slot="close" variant="secondary">
-                Cancel
-              </Button>
-              <Button isDisabled={scopes.length === 0 || name.trim() === ""} isPending={create.isPending} type="submit">
-                {create.isPending ? "Creating…" : "Create key"}
-              </Button>
-            </Modal.Footer>
-          </Form>
-        </Modal.Dialog>
-      </Modal.Container>
-    </Modal.Backdrop>
+        <Select name="expiresAt" value={expiry} onChange={(key: Key | null) => setExpiry((key ?? "never") as ExpiryPresetId)}>
+          <Label>Expires</Label>
+          <Select.Trigger>
+            <Select.Value />
+            <Select.Indicator />
+          </Select.Trigger>
+          <Description>An expired key is refused; rotate or create a new one.</Description>
+          <Select.Popover>
+            <ListBox>
+              {EXPIRY_PRESETS.map((preset) => (
+                <ListBox.Item key={preset.id} id={preset.id} textValue={preset.label}>
+                  {preset.label}
+                  <ListBox.ItemIndicator />
+                </ListBox.Item>
+              ))}
+            </ListBox>
+          </Select.Popover>
+          <FieldError />
+        </Select>
+      </div>
+    </FormDialog>
   );
 }

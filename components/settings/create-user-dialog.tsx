@@ -1,12 +1,14 @@
 "use client";
 
-import { Alert, Button, Checkbox, Description, FieldError, Form, Input, Label, Modal, TextField } from "@heroui/react";
+import { Button, Checkbox, Description, FieldError, Input, Label, TextField } from "@heroui/react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { routeCredentialMessage, useFormErrors } from "../form-errors";
 import { generatePassword } from "../generate-password";
 import { PasswordField } from "../password-field";
 import { useTRPC } from "../trpc";
+import { FormAlert } from "../ui/form-alert";
+import { FormDialog } from "../ui/form-dialog";
 
 export interface CreatedUser {
   email: string;
@@ -60,87 +62,61 @@ export function CreateUserDialog({
   const errors = useFormErrors(create.error, routeCredentialMessage);
 
   return (
-    <Modal.Backdrop isOpen={isOpen} onOpenChange={onOpenChange}>
-      <Modal.Container placement="center" scroll="inside" size="md">
-        <Modal.Dialog aria-label="Add a user">
-          <Modal.CloseTrigger />
-          <Modal.Header>
-            <Modal.Heading>Add a user</Modal.Heading>
-            <p className="text-sm text-muted">They sign in with this email and password. Give them the password yourself.</p>
-          </Modal.Header>
-          <Form
-            className="contents"
-            validationErrors={errors.fields}
-            onSubmit={(event) => {
-              event.preventDefault();
-              create.mutate({ email: email.trim(), displayName: displayName.trim() || undefined, password, isOwner });
-            }}
-          >
-            <Modal.Body className="flex flex-col gap-5">
-              {errors.form ? (
-                <Alert role="alert" status="danger">
-                  <Alert.Indicator />
-                  <Alert.Content>
-                    <Alert.Title>The user was not added</Alert.Title>
-                    <Alert.Description>{errors.form}</Alert.Description>
-                  </Alert.Content>
-                </Alert>
-              ) : null}
-              <TextField autoFocus isRequired name="email" type="email" value={email} onChange={setEmail}>
-                <Label>Email</Label>
-                <Input autoComplete="off" placeholder="grace@example.com" />
-                <FieldError />
-              </TextField>
-              <TextField maxLength={200} name="displayName" value={displayName} onChange={setDisplayName}>
-                <Label>Display name</Label>
-                <Input autoComplete="off" placeholder="Grace Hopper" />
-                <FieldError />
-              </TextField>
-              <div className="flex flex-col gap-2">
-                <PasswordField
-                  autoComplete="new-password"
-                  description={`At least ${minPasswordLength} characters.`}
-                  label="Initial password"
-                  minLength={minPasswordLength}
-                  name="password"
-                  value={password}
-                  visible={visible}
-                  onChange={setPassword}
-                  onVisibleChange={setVisible}
-                />
-                <Button
-                  className="self-start"
-                  size="sm"
-                  variant="secondary"
-                  onPress={() => {
-                    setPassword(generatePassword());
-                    setVisible(true);
-                  }}
-                >
-                  Generate a password
-                </Button>
-              </div>
-              <Checkbox isSelected={isOwner} name="isOwner" onChange={setIsOwner}>
-                <Checkbox.Content>
-                  <Checkbox.Control>
-                    <Checkbox.Indicator />
-                  </Checkbox.Control>
-                  Also an owner
-                </Checkbox.Content>
-                <Description>Owners are admins in every namespace and manage users and namespaces.</Description>
-              </Checkbox>
-            </Modal.Body>
-            <Modal.Footer>
-              <Button slot="close" variant="secondary">
-                Cancel
-              </Button>
-              <Button isPending={create.isPending} type="submit">
-                {create.isPending ? "Adding…" : "Add user"}
-              </Button>
-            </Modal.Footer>
-          </Form>
-        </Modal.Dialog>
-      </Modal.Container>
-    </Modal.Backdrop>
+    <FormDialog
+      description="They sign in with this email and password. Give them the password yourself."
+      isOpen={isOpen}
+      isPending={create.isPending}
+      pendingLabel="Adding…"
+      submitLabel="Add user"
+      title="Add a user"
+      validationErrors={errors.fields}
+      onOpenChange={onOpenChange}
+      onSubmit={() => create.mutate({ email: email.trim(), displayName: displayName.trim() || undefined, password, isOwner })}
+    >
+      <FormAlert message={errors.form} title="The user was not added" />
+      <TextField autoFocus isRequired name="email" type="email" value={email} onChange={setEmail}>
+        <Label>Email</Label>
+        <Input autoComplete="off" placeholder="grace@example.com" />
+        <FieldError />
+      </TextField>
+      <TextField maxLength={200} name="displayName" value={displayName} onChange={setDisplayName}>
+        <Label>Display name</Label>
+        <Input autoComplete="off" placeholder="Grace Hopper" />
+        <FieldError />
+      </TextField>
+      <div className="flex flex-col gap-2">
+        <PasswordField
+          autoComplete="new-password"
+          description={`At least ${minPasswordLength} characters.`}
+          label="Initial password"
+          minLength={minPasswordLength}
+          name="password"
+          value={password}
+          visible={visible}
+          onChange={setPassword}
+          onVisibleChange={setVisible}
+        />
+        <Button
+          className="self-start"
+          size="sm"
+          variant="secondary"
+          onPress={() => {
+            setPassword(generatePassword());
+            setVisible(true);
+          }}
+        >
+          Generate a password
+        </Button>
+      </div>
+      <Checkbox isSelected={isOwner} name="isOwner" onChange={setIsOwner}>
+        <Checkbox.Content>
+          <Checkbox.Control>
+            <Checkbox.Indicator />
+          </Checkbox.Control>
+          Also an owner
+        </Checkbox.Content>
+        <Description>Owners are admins in every namespace and manage users and namespaces.</Description>
+      </Checkbox>
+    </FormDialog>
   );
 }

@@ -9,11 +9,12 @@ import { routeMatching, useFormErrors } from "../form-errors";
 import { pluralize } from "../format";
 import { GroupIcon, PlusIcon } from "../icons";
 import { useTRPC } from "../trpc";
-import { ConfirmActionDialog } from "./confirm-action-dialog";
+import { ConfirmDialog } from "../ui/confirm-dialog";
+import { EmptyState } from "../ui/empty-state";
+import { SkeletonRows } from "../ui/skeleton-rows";
 import { CreateGroupDialog, GroupRolesDialog } from "./group-dialogs";
 import { roleLabel } from "./role-options";
 import { LoadError, SectionCard } from "./section-card";
-import { TableSkeleton } from "./users-panel";
 
 // "No user has the email …" is about the email typed; anything else is about the group.
 const ABOUT_EMAIL = routeMatching(/email/i, "email");
@@ -74,15 +75,18 @@ export function GroupsPanel({ namespace }: { namespace: string }) {
       {groups.isError && !groups.data ? (
         <LoadError message={groups.error.message} what="Groups" onRetry={() => void groups.refetch()} />
       ) : groups.isPending ? (
-        <TableSkeleton label="Loading groups" />
+        <SkeletonRows label="Loading groups" />
       ) : groups.data.length === 0 ? (
-        <div className="flex flex-col items-center gap-2 px-6 py-12 text-center">
-          <p className="text-sm font-medium text-foreground">No groups in {namespace} yet</p>
-          <p className="max-w-md text-sm text-muted">A group gives the same roles to everyone in it: one place to change when a team&apos;s access changes.</p>
-          <Button className="mt-2" size="sm" variant="secondary" onPress={() => setCreating(true)}>
-            Create the first group
-          </Button>
-        </div>
+        <EmptyState
+          action={
+            <Button size="sm" variant="secondary" onPress={() => setCreating(true)}>
+              Create the first group
+            </Button>
+          }
+          title={`No groups in ${namespace} yet`}
+        >
+          A group gives the same roles to everyone in it: one place to change when a team&apos;s access changes.
+        </EmptyState>
       ) : (
         <ul aria-label={`Groups in ${namespace}`} className="divide-y divide-separator">
           {groups.data.map((group) => (
@@ -107,7 +111,7 @@ export function GroupsPanel({ namespace }: { namespace: string }) {
       <CreateGroupDialog isOpen={creating} namespace={namespace} onOpenChange={setCreating} />
       <GroupRolesDialog group={editing} namespace={namespace} onClose={() => setEditing(null)} />
 
-      <ConfirmActionDialog
+      <ConfirmDialog
         confirmLabel={pending?.kind === "remove" ? "Remove from group" : "Delete group"}
         error={confirmError?.message ?? null}
         isOpen={pending !== null}
@@ -128,7 +132,7 @@ export function GroupsPanel({ namespace }: { namespace: string }) {
             undone.
           </p>
         )}
-      </ConfirmActionDialog>
+      </ConfirmDialog>
     </SectionCard>
   );
 }

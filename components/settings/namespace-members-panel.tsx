@@ -1,6 +1,6 @@
 "use client";
 
-import { Button, FieldError, Form, Input, Label, Table, TextField } from "@heroui/react";
+import { Button, FieldError, Form, Input, Label, TextField } from "@heroui/react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import { useState } from "react";
@@ -11,10 +11,12 @@ import { routeMatching, useFormErrors } from "../form-errors";
 import { pluralize } from "../format";
 import { UsersIcon } from "../icons";
 import { useTRPC } from "../trpc";
-import { ConfirmActionDialog } from "./confirm-action-dialog";
+import { ConfirmDialog } from "../ui/confirm-dialog";
+import { DataTable } from "../ui/data-table";
+import type { DataTableColumn } from "../ui/data-table";
+import { EmptyState } from "../ui/empty-state";
 import { RoleSelect } from "./role-select";
 import { LoadError, SectionCard } from "./section-card";
-import { TableSkeleton } from "./users-panel";
 
 // "No user has the email …" is about the email field.
 const ABOUT_EMAIL = routeMatching(/email/i, "email");
@@ -61,6 +63,60 @@ export function NamespaceMembersPanel({ namespace }: { namespace: string }) {
 
   const addErrors = useFormErrors(add.error, ABOUT_EMAIL);
 
+  const columns: DataTableColumn<Member>[] = [
+    {
+      id: "user",
+      header: "User",
+      isRowHeader: true,
+      cell: (member) => (
+        <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
+          <span className={`truncate font-medium ${member.disabled ? "text-muted" : "text-foreground"}`}>
+            {member.displayName || member.email}
+            {member.userId === me.id ? <span className="font-normal text-muted"> (you)</span> : null}
+          </span>
+          <span className="truncate text-xs text-muted">
+            {member.displayName ? member.email : null}
+            {member.disabled ? `${member.displayName ? " · " : ""}disabled` : null}
+          </span>
+        </div>
+      ),
+    },
+    {
+      id: "role",
+      header: "Role",
+      className: "w-36 sm:w-44",
+      cell: (member) => (
+        <RoleSelect
+          ariaLabel={`Role of ${member.email}`}
+          isDisabled={change.isPending && change.variables.email === member.email}
+          value={member.role}
+          onChange={(next) => change.mutate({ namespace, email: member.email, role: next })}
+        />
+      ),
+    },
+    {
+      id: "actions",
+      header: "Actions",
+      headerHidden: true,
+      className: "w-24 text-right",
+      cell: (member) => (
+        <div className="flex justify-end">
+          <Button
+            aria-label={`Remove ${member.email}`}
+            size="sm"
+            variant="danger-soft"
+            onPress={() => {
+              remove.reset();
+              setRemoving(member);
+            }}
+          >
+            Remove
+          </Button>
+        </div>
+      ),
+    },
+  ];
+
   return (
     <SectionCard
       description={
@@ -99,73 +155,20 @@ export function NamespaceMembersPanel({ namespace }: { namespace: string }) {
 
       {members.isError && !members.data ? (
         <LoadError message={members.error.message} what="Members" onRetry={() => void members.refetch()} />
-      ) : members.isPending ? (
-        <TableSkeleton label="Loading members" />
-      ) : members.data.length === 0 ? (
-        <div className="flex flex-col items-center gap-2 px-6 py-10 text-center">
-          <p className="text-sm font-medium text-foreground">No direct members yet</p>
-          <p className="max-w-md text-sm text-muted">Add people by the email they sign in with. Owners are admins here without being members.</p>
-        </div>
       ) : (
-        <Table className="rounded-none border-0 shadow-none">
-          <Table.ScrollContainer>
-            <Table.Content aria-label={`Members of ${namespace}`}>
-              <Table.Header>
-                <Table.Column isRowHeader>User</Table.Column>
-                <Table.Column className="w-36 sm:w-44">Role</Table.Column>
-                <Table.Column className="w-24 text-right">
-                  <span className="sr-only">Actions</span>
-                </Table.Column>
-              </Table.Header>
-              <Table.Body>
-                {members.data.map((member) => (
-                  <Table.Row key={member.userId} id={member.userId}>
-                    <Table.Cell>
-                      <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
-                        <span className={`truncate font-medium ${member.disabled ? "text-muted" : "text-foreground"}`}>
-                          {member.displayName || member.email}
-                          {member.userId === me.id ? <span className="font-normal text-muted"> (you)</span> : null}
-                        </span>
-                        <span className="truncate text-xs text-muted">
-                          {member.displayName ? member.email : null}
-                          {member.disabled ? `${member.displayName ? " · " : ""}disabled` : null}
-                        </span>
-                      </div>
-                    </Table.Cell>
-                    <Table.Cell>
-                      <RoleSelect
-                        ariaLabel={`Role of ${member.email}`}
-                        isDisabled={change.isPending && change.variables.email === member.email}
-                        value={member.role}
-                        onChange={(next) => change.mutate({ namespace, email: member.email, role: next })}
-                      />
-                    </Table.Cell>
-                    <Table.Cell>
-                      <div className="flex justify-end">
-                        <Button
-                          aria-label={`Remove ${member.email}`}
-                          size="sm"
-                          variant="danger-soft"
-                          onPress={() => {
-                            remove.reset();
-                            setRemoving(member);
-                          }}
-                        >
-                          Remove
-                        </Button>
-                      </div>
-                    </Table.Cell>
-                  </Table.Row>
-                ))}
-              </Table.Body>
-            </Table.Content>
-          </Table.ScrollContainer>
-          <Table.Footer>
-            <span aria-live="polite" className="text-xs text-muted">
-              {pluralize(members.data.length, "member")} in {namespace}
-            </span>
-          </Table.Footer>
-        </Table>
+        <DataTable
+          columns={columns}
+          empty={
+            <EmptyState compact title="No direct members yet">
+              Add people by the email they sign in with. Owners are admins here without being members.
+            </EmptyState>
+          }
+          footer={`${pluralize(members.data?.length ?? 0, "member")} in ${namespace}`}
+          label={`Members of ${namespace}`}
+          loadingLabel="Loading members"
+          rowKey={(member) => member.userId}
+          rows={members.data}
+        />
       )}
       {change.isError ? (
         <p className="px-5 pb-4 text-sm text-danger" role="alert">
@@ -173,7 +176,7 @@ export function NamespaceMembersPanel({ namespace }: { namespace: string }) {
         </p>
       ) : null}
 
-      <ConfirmActionDialog
+      <ConfirmDialog
         confirmLabel="Remove member"
         error={remove.error?.message ?? null}
         isOpen={removing !== null}
@@ -184,7 +187,7 @@ export function NamespaceMembersPanel({ namespace }: { namespace: string }) {
         onOpenChange={(open) => (open ? undefined : setRemoving(null))}
       >
         <p>They lose their direct role here at once. Roles they hold through groups stay until they leave those groups.</p>
-      </ConfirmActionDialog>
+      </ConfirmDialog>
     </SectionCard>
   );
 }

@@ -1,5 +1,6 @@
 import { Alert, Button, Card } from "@heroui/react";
 import type { ReactNode } from "react";
+import { EmptyState } from "../ui/empty-state";
 
 /** A Settings panel: icon, heading and one line of context, actions on the right, then the body. */
 export function SectionCard({
@@ -58,9 +59,8 @@ export function LoadError({ what, message, onRetry }: { what: string; message: s
 /** For a section the signed-in user may not use: what it is for and who can. */
 export function NotPermitted({ title, children }: { title: string; children: ReactNode }) {
   return (
-    <Card className="items-center gap-2 px-6 py-12 text-center">
-      <p className="text-sm font-medium text-foreground">{title}</p>
-      <p className="max-w-md text-sm text-muted">{children}</p>
-    </Card>
+    <EmptyState framed title={title}>
+      {children}
+    </EmptyState>
   );
 }

@@ -36,6 +36,10 @@ export function SettingsNav() {
           },
         ]
       : []),
+    ...(namespace && (user.isOwner || role !== null) ? [{ label: "Secrets", href: "/settings/secrets", path: "/settings/secrets" } as const] : []),
+    ...(namespace && (user.isOwner || role !== null) ? [{ label: "Variables", href: "/settings/variables", path: "/settings/variables" } as const] : []),
+    ...(namespace && (user.isOwner || role !== null) ? [{ label: "Event handlers", href: "/settings/event-handlers", path: "/settings/event-handlers" } as const] : []),
+    ...(namespace && (user.isOwner || role !== null) ? [{ label: "AI providers", href: "/settings/ai-providers", path: "/settings/ai-providers" } as const] : []),
     // The owner also sees instance-wide events (sign-ins, users) there.
     ...((isAdmin && namespace) || user.isOwner ? [{ label: "Audit", href: "/settings/audit", path: "/settings/audit" } as const] : []),
   ];

@@ -1,6 +1,6 @@
 "use client";
 
-import { Alert, Button, Chip, CloseButton, Skeleton, Table } from "@heroui/react";
+import { Alert, Button, Chip, CloseButton } from "@heroui/react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import Link from "next/link";
@@ -11,7 +11,9 @@ import { pluralize } from "../format";
 import { PlusIcon, UsersIcon } from "../icons";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
-import { ConfirmActionDialog } from "./confirm-action-dialog";
+import { ConfirmDialog } from "../ui/confirm-dialog";
+import { DataTable } from "../ui/data-table";
+import type { DataTableColumn } from "../ui/data-table";
 import { CreateUserDialog } from "./create-user-dialog";
 import type { CreatedUser } from "./create-user-dialog";
 import { LoadError, SectionCard } from "./section-card";
@@ -38,6 +40,78 @@ export function UsersPanel({ minPasswordLength }: { minPasswordLength: number })
   );
 
   const disabledCount = users.data?.filter((u) => u.disabled).length ?? 0;
+
+  const columns: DataTableColumn<UserSummary>[] = [
+    {
+      id: "user",
+      header: "User",
+      isRowHeader: true,
+      cell: (user) => (
+        <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
+          <span className={`truncate font-medium ${user.disabled ? "text-muted" : "text-foreground"}`}>
+            {user.displayName || user.email}
+            {user.id === me.id ? <span className="font-normal text-muted"> (you)</span> : null}
+          </span>
+          {user.displayName ? <span className="truncate text-xs text-muted">{user.email}</span> : null}
+          <span className="flex flex-wrap gap-1 md:hidden">
+            <span className="sm:hidden">
+              <RoleChip user={user} />
+            </span>
+            <StatusChip user={user} />
+          </span>
+        </div>
+      ),
+    },
+    { id: "role", header: "Role", hiddenBelow: "sm", className: "w-28", cell: (user) => <RoleChip user={user} /> },
+    { id: "status", header: "Status", hiddenBelow: "md", className: "w-28", cell: (user) => <StatusChip user={user} /> },
+    {
+      id: "last-sign-in",
+      header: "Last sign-in",
+      hiddenBelow: "lg",
+      className: "w-36",
+      cell: (user) =>
+        user.lastLoginAt ? (
+          <RelativeTime className="text-sm whitespace-nowrap text-muted" iso={user.lastLoginAt} />
+        ) : (
+          <span className="text-sm text-muted">Never</span>
+        ),
+    },
+    {
+      id: "actions",
+      header: "Actions",
+      headerHidden: true,
+      className: "w-28 text-right",
+      // Nobody disables themselves: it would lock the last owner out.
+      cell: (user) =>
+        user.id === me.id ? null : user.disabled ? (
+          <div className="flex justify-end">
+            <Button
+              aria-label={`Enable ${user.email}`}
+              isPending={setDisabled.isPending && setDisabled.variables.userId === user.id}
+              size="sm"
+              variant="secondary"
+              onPress={() => setDisabled.mutate({ userId: user.id, disabled: false })}
+            >
+              Enable
+            </Button>
+          </div>
+        ) : (
+          <div className="flex justify-end">
+            <Button
+              aria-label={`Disable ${user.email}`}
+              size="sm"
+              variant="danger-soft"
+              onPress={() => {
+                setDisabled.reset();
+                setDisabling(user);
+              }}
+            >
+              Disable
+            </Button>
+          </div>
+        ),
+    },
+  ];
 
   return (
     <SectionCard
@@ -73,94 +147,20 @@ export function UsersPanel({ minPasswordLength }: { minPasswordLength: number })
 
       {users.isError && !users.data ? (
         <LoadError message={users.error.message} what="Users" onRetry={() => void users.refetch()} />
-      ) : users.isPending ? (
-        <TableSkeleton label="Loading users" />
       ) : (
-        <Table className="rounded-none border-0 shadow-none">
-          <Table.ScrollContainer>
-            <Table.Content aria-label="Users">
-              <Table.Header>
-                <Table.Column isRowHeader>User</Table.Column>
-                <Table.Column className="hidden w-28 sm:table-cell">Role</Table.Column>
-                <Table.Column className="hidden w-28 md:table-cell">Status</Table.Column>
-                <Table.Column className="hidden w-36 lg:table-cell">Last sign-in</Table.Column>
-                <Table.Column className="w-28 text-right">
-                  <span className="sr-only">Actions</span>
-                </Table.Column>
-              </Table.Header>
-              <Table.Body>
-                {users.data.map((user) => (
-                  <Table.Row key={user.id} id={user.id}>
-                    <Table.Cell>
-                      <div className="flex min-w-0 flex-col gap-0.5 py-0.5">
-                        <span className={`truncate font-medium ${user.disabled ? "text-muted" : "text-foreground"}`}>
-                          {user.displayName || user.email}
-                          {user.id === me.id ? <span className="font-normal text-muted"> (you)</span> : null}
-                        </span>
-                        {user.displayName ? <span className="truncate text-xs text-muted">{user.email}</span> : null}
-                        <span className="flex flex-wrap gap-1 md:hidden">
-                          <span className="sm:hidden">
-                            <RoleChip user={user} />
-                          </span>
-                          <StatusChip user={user} />
-                        </span>
-                      </div>
-                    </Table.Cell>
-                    <Table.Cell className="hidden sm:table-cell">
-                      <RoleChip user={user} />
-                    </Table.Cell>
-                    <Table.Cell className="hidden md:table-cell">
-                      <StatusChip user={user} />
-                    </Table.Cell>
-                    <Table.Cell className="hidden lg:table-cell">
-                      {user.lastLoginAt ? (
-                        <RelativeTime className="text-sm whitespace-nowrap text-muted" iso={user.lastLoginAt} />
-                      ) : (
-                        <span className="text-sm text-muted">Never</span>
-                      )}
-                    </Table.Cell>
-                    <Table.Cell>
-                      {/* Nobody disables themselves: it would lock the last owner out. */}
-                      {user.id === me.id ? null : user.disabled ? (
-                        <div className="flex justify-end">
-                          <Button
-                            aria-label={`Enable ${user.email}`}
-                            isPending={setDisabled.isPending && setDisabled.variables.userId === user.id}
-                            size="sm"
-                            variant="secondary"
-                            onPress={() => setDisabled.mutate({ userId: user.id, disabled: false })}
-                          >
-                            Enable
-                          </Button>
-                        </div>
-                      ) : (
-                        <div className="flex justify-end">
-                          <Button
-                            aria-label={`Disable ${user.email}`}
-                            size="sm"
-                            variant="danger-soft"
-                            onPress={() => {
-                              setDisabled.reset();
-                              setDisabling(user);
-                            }}
-                          >
-                            Disable
-                          </Button>
-                        </div>
-                      )}
-                    </Table.Cell>
-                  </Table.Row>
-                ))}
-              </Table.Body>
-            </Table.Content>
-          </Table.ScrollContainer>
-          <Table.Footer>
-            <span aria-live="polite" className="text-xs text-muted">
-              {pluralize(users.data.length, "user")}
+        <DataTable
+          columns={columns}
+          footer={
+            <>
+              {pluralize(users.data?.length ?? 0, "user")}
               {disabledCount > 0 ? ` · ${disabledCount} disabled` : ""}
-            </span>
-          </Table.Footer>
-        </Table>
+            </>
+          }
+          label="Users"
+          loadingLabel="Loading users"
+          rowKey={(user) => user.id}
+          rows={users.data}
+        />
       )}
 
       {setDisabled.isError && !disabling ? (
@@ -171,7 +171,7 @@ export function UsersPanel({ minPasswordLength }: { minPasswordLength: number })
 
       <CreateUserDialog isOpen={creating} minPasswordLength={minPasswordLength} onCreated={setCreated} onOpenChange={setCreating} />
 
-      <ConfirmActionDialog
+      <ConfirmDialog
         confirmLabel="Disable user"
         error={disabling ? (setDisabled.error?.message ?? null) : null}
         isOpen={disabling !== null}
@@ -182,7 +182,7 @@ export function UsersPanel({ minPasswordLength }: { minPasswordLength: number })
         onOpenChange={(open) => (open ? undefined : setDisabling(null))}
       >
         <p>Their sessions end at once and they cannot sign in. API keys they own stop working too. You can enable them again later.</p>
-      </ConfirmActionDialog>
+      </ConfirmDialog>
     </SectionCard>
   );
 }
@@ -208,22 +208,5 @@ function StatusChip({ user }: { user: UserSummary }) {
     <Chip color="success" size="sm" variant="soft">
       Active
     </Chip>
-  );
-}
-
-export function TableSkeleton({ label }: { label: string }) {
-  return (
-    <div aria-busy="true" aria-label={label} className="flex flex-col gap-4 p-5">
-      {[0, 1, 2].map((i) => (
-        <div key={i} className="flex items-center gap-4">
-          <div className="flex flex-1 flex-col gap-2">
-            <Skeleton className="h-3.5 w-40 rounded-md" />
-            <Skeleton className="h-3 w-28 rounded-md" />
-          </div>
-          <Skeleton className="hidden h-5 w-14 rounded-full sm:block" />
-          <Skeleton className="h-7 w-20 rounded-lg" />
-        </div>
-      ))}
-    </div>
   );
 }

@@ -177,5 +177,7 @@ export function convertImport(value: unknown, name: string): ImportVerdict {
       warnings: [],
     };
   }
-  return { ok: true, format, definition: result.definition, warnings: [] };
+  // Warnings (a node that never runs, …) do not stop the import: the editor marks them on the nodes.
+  const warnings = result.warnings.map((p) => ({ message: p.message, location: p.path.length > 0 ? formatPath(p.path) : null, ref: p.ref ?? null, code: p.code }));
+  return { ok: true, format, definition: result.definition, warnings };
 }

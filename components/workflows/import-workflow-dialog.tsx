@@ -1,6 +1,6 @@
 "use client";
 
-import { Alert, Button, Chip, Description, FieldError, Input, Label, Modal, TextField } from "@heroui/react";
+import { Button, Chip, Description, FieldError, Input, Label, Modal, TextField } from "@heroui/react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { FileJson, Upload } from "lucide-react";
 import type { Route } from "next";
@@ -9,6 +9,7 @@ import { useEffect, useMemo, useState } from "react";
 import { DropZone, FileTrigger } from "react-aria-components";
 import { pluralize } from "../format";
 import { useTRPC } from "../trpc";
+import { FormAlert } from "../ui/form-alert";
 import { convertImport, detectFormat, formatPath, nameProblem, parseJsonText, proposedName } from "./import-file";
 import type { ImportFormat, ImportIssue } from "./import-file";
 
@@ -144,15 +145,7 @@ export function ImportWorkflowDialog({
               </FileTrigger>
             </DropZone>
 
-            {readError ? (
-              <Alert role="alert" status="danger">
-                <Alert.Indicator />
-                <Alert.Content>
-                  <Alert.Title>The file was not read</Alert.Title>
-                  <Alert.Description>{readError}</Alert.Description>
-                </Alert.Content>
-              </Alert>
-            ) : null}
+            <FormAlert message={readError} title="The file was not read" />
 
             {file ? (
               <div className="flex min-w-0 items-center gap-2 text-sm">
@@ -182,15 +175,7 @@ export function ImportWorkflowDialog({
             ) : null}
 
             {issues.length > 0 ? <IssueList issues={issues} title={file?.ok === false ? "The file is not valid JSON" : `${pluralize(issues.length, "problem")} to fix before it can be saved`} tone="danger" /> : null}
-            {save.error && serverIssues.length === 0 ? (
-              <Alert role="alert" status="danger">
-                <Alert.Indicator />
-                <Alert.Content>
-                  <Alert.Title>The workflow was not saved</Alert.Title>
-                  <Alert.Description>{save.error.message}</Alert.Description>
-                </Alert.Content>
-              </Alert>
-            ) : null}
+            <FormAlert message={serverIssues.length === 0 ? save.error?.message : null} title="The workflow was not saved" />
             {warnings.length > 0 ? <IssueList issues={warnings} title={`${pluralize(warnings.length, "change")} made while converting`} tone="warning" /> : null}
             {verdict?.ok && issues.length === 0 ? (
               <p className="text-sm text-success" role="status">

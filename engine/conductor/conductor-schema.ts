@@ -32,6 +32,16 @@ export const CONDUCTOR_TASK_TYPES = [
   "WAIT",
   "HUMAN",
   "HTTP",
+  "HTTP_POLL",
+  "JDBC",
+  "LIST_MCP_TOOLS",
+  "CALL_MCP_TOOL",
+  "LLM_CHAT_COMPLETE",
+  "LLM_TEXT_COMPLETE",
+  "LLM_GENERATE_EMBEDDINGS",
+  "LLM_INDEX_TEXT",
+  "LLM_SEARCH_INDEX",
+  "USER_TASK",
   "LAMBDA",
   "INLINE",
   "EXCLUSIVE_JOIN",
@@ -41,7 +51,18 @@ export const CONDUCTOR_TASK_TYPES = [
   "NOOP",
 ] as const;
 
-/** A task type the importer understands. Anything else (KAFKA_PUBLISH, JDBC, …) is refused by name. */
+/**
+ * Task types Conductor has that node-flow refuses at registration, each with
+ * why and what it would take. Any other unknown type is refused as unknown.
+ */
+export const CONDUCTOR_REFUSED_TASK_TYPES: Readonly<Record<string, string>> = Object.freeze({
+  KAFKA_PUBLISH:
+    "node-flow has no Kafka broker configured, so a KAFKA_PUBLISH would never deliver. Publish from a worker task (SIMPLE) that holds the producer, or use an EVENT task to reach node-flow's event handlers",
+  BLOCKING_SYSTEM_TASK: "it is a stub of Conductor's own test harness (it blocks on a latch the test releases) and has no meaning outside it",
+  CONTROLLABLE_SYS_TASK: "it is a stub of Conductor's own test harness (its outcome is set by the test through latches) and has no meaning outside it",
+});
+
+/** A task type the importer understands. Anything else (KAFKA_PUBLISH, …) is refused by name. */
 export type ConductorTaskType = (typeof CONDUCTOR_TASK_TYPES)[number];
 
 /** `TaskDef.RetryLogic`. */
@@ -112,7 +133,8 @@ export interface ConductorCacheConfig {
 /** `SubWorkflowParams`: the workflow a SUB_WORKFLOW runs — registered by name (and version), or inline. */
 export interface ConductorSubWorkflowParams {
   name?: string | null;
-  version?: number | null;
+  /** A number, or an expression producing one (Conductor resolves it when the task is scheduled). */
+  version?: number | string | null;
   taskToDomain?: Record<string, string> | null;
   /** An inline WorkflowDef. Conductor also accepts an expression string here; node-flow does not. */
   workflowDefinition?: ConductorWorkflowDef | string | null;
@@ -248,6 +270,14 @@ export interface ConductorWorkflowDef {
   updatedBy?: string | null;
 }
 
+/**
+ * The key of a WorkflowDef's `metadata` under which node-flow keeps what
+ * Conductor has no field for at the workflow level: `{ notes: WorkflowNote[] }`,
+ * the canvas's sticky notes. Conductor keeps `metadata` as given; import reads
+ * the notes back, and drops them with a warning when they are not valid notes.
+ */
+export const NOTES_METADATA_KEY = "nodeFlow";
+
 /** Zod schema of {@link ConductorCacheConfig}. */
 export const ConductorCacheConfigSchema: z.ZodType<ConductorCacheConfig> = z.looseObject({
   key: z.string().nullish(),
@@ -279,7 +309,7 @@ export const ConductorSchemaDefSchema: z.ZodType<ConductorSchemaDef> = z.looseOb
 /** Zod schema of {@link ConductorSubWorkflowParams}. */
 export const ConductorSubWorkflowParamsSchema: z.ZodType<ConductorSubWorkflowParams> = z.looseObject({
   name: z.string().nullish(),
-  version: int().nullish(),
+  version: z.union([int(), z.string()]).nullish(),
   taskToDomain: z.record(z.string(), z.string()).nullish(),
   get workflowDefinition() {
     return z.union([ConductorWorkflowDefSchema, z.string()]).nullish();

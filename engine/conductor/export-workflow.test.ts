@@ -4,6 +4,7 @@ import { chain, edge, node, simple, workflow } from "../definition/test-fixtures
 import type { Json } from "../definition/test-fixtures";
 import type { ConductorWorkflowTask } from "./conductor-schema";
 import { exportConductorWorkflow } from "./export-workflow";
+import { importConductorWorkflow } from "./import-workflow";
 import { graphStructure } from "./structure";
 import { edgeList, mustImport, nodeOf } from "./test-helpers";
 
@@ -182,6 +183,16 @@ describe("exportConductorWorkflow: structured graphs", () => {
     expect(tasks[0]).toMatchObject({ loopCondition: "$.loop['iteration'] < 3", evaluatorType: "graaljs", inputParameters: { times: 3, keepLastN: 2 } });
     roundTrips(d);
   });
+
+  it("nodes after a TERMINATE (which never run) follow it in its list, as Conductor registers them", () => {
+    const d = def(
+      [simple("a"), node("SWITCH", "sw", { cases: ["x"] }), node("TERMINATE", "t1"), node("TERMINATE", "t2"), simple("late"), simple("later")],
+      [edge("a", "sw"), edge("sw", "t1", "x"), edge("sw", "t2", "default"), edge("t1", "late"), edge("t2", "late"), edge("late", "later")],
+    );
+    expect(outline(mustExport(d).tasks)).toEqual(["a", { "SWITCH sw": { x: ["t1"], default: ["t2"] } }, "late", "later"]);
+    roundTrips(d);
+    expect(outline(mustExport(def([simple("a"), node("TERMINATE", "t"), simple("x")], [edge("a", "t"), edge("t", "x")])).tasks)).toEqual(["a", "t", "x"]);
+  });
 });
 
 describe("exportConductorWorkflow: node configuration", () => {
@@ -324,9 +335,9 @@ describe("exportConductorWorkflow: refusals name the node and say why", () => {
     expect(p.message).toContain('The edge "a" → "c" is redundant');
   });
 
-  it("an edge leaving a TERMINATE", () => {
+  it("an edge leaving a TERMINATE to a node reached another way too (redundant)", () => {
     const d = def([simple("a"), node("TERMINATE", "t"), simple("x")], [edge("a", "t"), edge("a", "x"), edge("t", "x")]);
-    expect(refusal(d)).toMatchObject({ code: "not-structured", ref: "t" });
+    expect(refusal(d)).toMatchObject({ code: "not-structured", ref: "a" });
   });
 
   it("a definition that does not validate", () => {
@@ -370,5 +381,32 @@ describe("exportConductorWorkflow: what import reads, export writes back", () =>
     );
     expect(mustExport(d).tasks.map((t) => t.type)).toEqual(["SIMPLE", "FORK_JOIN", "JOIN", "SIMPLE"]);
     expect(edgeList(mustImport(mustExport(d))).sort()).toEqual(edgeList(d).sort());
+  });
+});
+
+describe("sticky notes", () => {
+  const notes = [
+    { id: "why", text: "# Why\nCharge **after** the check", color: "pink" as const, position: { x: 300, y: -40 }, width: 260, height: 140 },
+    { id: "todo", text: "- ask finance", position: { x: -200, y: 0 } },
+  ];
+
+  it("travel under metadata.nodeFlow.notes and import back as they were", () => {
+    const d = def([simple("a"), simple("b")], chain("a", "b"), { notes });
+    const out = mustExport(d);
+    expect(out.metadata).toEqual({ nodeFlow: { notes } });
+    expect(mustImport(out).notes).toEqual(notes);
+  });
+
+  it("leave metadata out when there are none", () => {
+    expect(mustExport(def([simple("a")])).metadata).toBeUndefined();
+  });
+
+  it("are dropped with a warning when metadata holds something that is not notes", () => {
+    const out = { ...mustExport(def([simple("a")])), metadata: { nodeFlow: { notes: [{ id: "x", text: 3 }] }, owner: "team-a" } };
+    const back = importConductorWorkflow(out);
+    expect(back.ok).toBe(true);
+    if (!back.ok) return;
+    expect(back.definition.notes).toBeUndefined();
+    expect(back.warnings.map((w) => [w.code, w.path.join(".")])).toContainEqual(["field-dropped", "metadata.nodeFlow.notes"]);
   });
 });

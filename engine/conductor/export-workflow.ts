@@ -1,6 +1,7 @@
 import type { DefinitionGraph, WorkflowDefinition, WorkflowNode } from "../definition";
 import { DEFAULT_CASE, MAX_REF_LENGTH, buildGraph, validateDefinition } from "../definition";
 import type { ConductorWorkflowDef, ConductorWorkflowTask, NodeFlowTaskExtension } from "./conductor-schema";
+import { NOTES_METADATA_KEY } from "./conductor-schema";
 import { rewriteNodeExpressions, rewriteStrings, rootRewriter } from "./expression-rewrite";
 import { importConductorWorkflow } from "./import-workflow";
 import type { ConductorExportProblem } from "./problems";
@@ -46,8 +47,11 @@ import { policyToConductor } from "./task-policy-mapping";
  *   on a task of a case not taken would wait forever in Conductor);
  * - a cross edge between parallel branches, and a merge that is not where all
  *   of its fork's branches meet (a branch bypasses it to a later node);
- * - a redundant edge (its source already leads to its target another way);
- * - edges leaving a TERMINATE (never taken).
+ * - a redundant edge (its source already leads to its target another way).
+ *
+ * Edges leaving a TERMINATE are never taken; the nodes they lead to (which
+ * validation warns never run) are written after the TERMINATE in its list,
+ * where Conductor registers them and never schedules them, as import reads them.
  *
  * Policies go to the WorkflowTask's `retryCount`, `startDelay`, `cacheConfig`
  * and, for the rest, an inline `taskDefinition` holding exactly the fields
@@ -55,7 +59,9 @@ import { policyToConductor } from "./task-policy-mapping";
  * list: a node's policy belongs to that node, and two nodes running the same
  * task type may differ. Config Conductor has no field for (a node's label,
  * a HUMAN task's assignee, form, outcomes, due time) travels under `nodeFlow`.
- * Positions are not exported; import lays the graph out afresh.
+ * Positions are not exported; import lays the graph out afresh. Sticky notes
+ * (which Conductor has no field for) go to `metadata.nodeFlow.notes`, with the
+ * positions they had beside the exported graph.
  *
  * Finally the result is imported back and must give the same structure
  * (generated JOINs discounted), so an export never silently changes what a
@@ -268,6 +274,8 @@ class Exporter {
     if (d.failureWorkflow !== undefined) out.failureWorkflow = d.failureWorkflow;
     if (d.inputSchema !== undefined) out.inputSchema = { name: `${d.name}_input`, version: 1, type: "JSON", data: d.inputSchema };
     if (d.tags !== undefined) out.tags = d.tags.map((t) => ({ key: t.key, value: t.value }));
+    // WorkflowDef has no notes field, but Conductor stores and returns `metadata` as it was given.
+    if (d.notes !== undefined && d.notes.length > 0) out.metadata = { [NOTES_METADATA_KEY]: { notes: d.notes } };
     return out;
   }
 
@@ -383,11 +391,9 @@ class Exporter {
       case "DO_WHILE":
         task.loopOver = this.level(ref);
         return { tasks: [task], flow: { entries: this.entriesOf(ref), owner: ref }, contributions: [] };
-      case "TERMINATE": {
-        const [after] = this.targetsOf(ref);
-        if (after !== undefined) refuse(ref, `The edge from the TERMINATE ${q(ref)} to ${q(after)} is never taken: a TERMINATE ends the workflow. Remove it`, [ref, after]);
-        return { tasks: [task], flow: { entries: [], owner: ref }, contributions: [] };
-      }
+      case "TERMINATE":
+        // Nothing after it: the path ends. Something after it (never run): it continues the list, as Conductor writes it.
+        return { tasks: [task], flow: { entries: this.targetsOf(ref).length === 0 ? [] : this.entriesOf(ref), owner: ref }, contributions: [] };
       case "FORK_JOIN_DYNAMIC": {
         const join = this.dynamicJoins.get(ref)!;
         const joinTask: ConductorWorkflowTask = { name: join, taskReferenceName: join, type: "JOIN", inputParameters: {}, joinOn: [] };
@@ -686,7 +692,22 @@ class Exporter {
       case "NOOP":
         break;
       case "HTTP":
+      case "HTTP_POLL":
         input.http_request = node.httpRequest;
+        break;
+      case "JDBC":
+        Object.assign(input, node.jdbc);
+        break;
+      case "LIST_MCP_TOOLS":
+      case "CALL_MCP_TOOL":
+        Object.assign(input, node.mcp);
+        break;
+      case "LLM_CHAT_COMPLETE":
+      case "LLM_TEXT_COMPLETE":
+      case "LLM_GENERATE_EMBEDDINGS":
+      case "LLM_INDEX_TEXT":
+      case "LLM_SEARCH_INDEX":
+        Object.assign(input, node.llm);
         break;
       case "INLINE":
         input.evaluatorType = node.evaluatorType;

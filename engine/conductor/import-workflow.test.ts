@@ -376,7 +376,7 @@ describe("importConductorWorkflow: refusals name the task", () => {
 
   it.each<[string, ConductorWorkflowTask]>([
     ["KAFKA_PUBLISH", { name: "k", taskReferenceName: "kafka", type: "KAFKA_PUBLISH", inputParameters: { kafka_request: {} } }],
-    ["JDBC", { name: "j", taskReferenceName: "jdbc", type: "JDBC" }],
+    ["BUSINESS_RULE", { name: "b", taskReferenceName: "rules", type: "BUSINESS_RULE" }],
     ["a custom (USER_DEFINED) type", { name: "x", taskReferenceName: "custom", type: "MY_SYSTEM_TASK" }],
   ])("an unsupported task type: %s", (_, task) => {
     const nested = conductorDef([switchTask("sw", { a: [simpleTask("ok"), task] })]);
@@ -411,11 +411,16 @@ describe("importConductorWorkflow: refusals name the task", () => {
     ]);
   });
 
-  it("a task Conductor would never schedule: after a TERMINATE, or after a SWITCH all of whose paths terminate", () => {
-    expect(problems(conductorDef([simpleTask("a"), terminateTask("end"), simpleTask("late")]))).toEqual([{ code: "never-runs", ref: "late", path: ["tasks", 2] }]);
-    expect(problems(conductorDef([switchTask("sw", { x: [terminateTask("e1")] }, [terminateTask("e2")]), simpleTask("late")]))).toEqual([
-      { code: "never-runs", ref: "late", path: ["tasks", 1] },
-    ]);
+  it("accepts a task Conductor would never schedule — after a TERMINATE, or after a SWITCH all of whose paths terminate — and warns of it", () => {
+    const brief = (ws: { code: string; ref?: string; path: (string | number)[] }[]) => ws.map((w) => ({ code: w.code, ref: w.ref, path: w.path }));
+    const after = importConductorWorkflow(conductorDef([simpleTask("a"), terminateTask("end"), simpleTask("late")]));
+    expect(after.ok).toBe(true);
+    if (after.ok) expect(edgeList(after.definition)).toEqual(["a->end", "end->late"]);
+    expect(brief(after.warnings)).toEqual([{ code: "never-runs", ref: "late", path: ["tasks", 2] }]);
+    const cases = importConductorWorkflow(conductorDef([switchTask("sw", { x: [terminateTask("e1")] }, [terminateTask("e2")]), simpleTask("late")]));
+    expect(cases.ok).toBe(true);
+    if (cases.ok) expect(edgeList(cases.definition)).toEqual(expect.arrayContaining(["e1->late", "e2->late"]));
+    expect(brief(cases.warnings)).toContainEqual({ code: "never-runs", ref: "late", path: ["tasks", 1] });
   });
 
   it("duplicate taskReferenceNames, including a FORK_JOIN's", () => {
@@ -436,9 +441,21 @@ describe("importConductorWorkflow: refusals name the task", () => {
 
   it("what the imported graph's validation finds points back at the task", () => {
     const list = problems(conductorDef([simpleTask("a", { inputParameters: { x: "${ghost.output.x}" } }), { name: "l", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", loopOver: [] }]));
-    expect(list).toEqual([
-      { code: "empty-loop-body", ref: "loop", path: ["tasks", 1] },
-      { code: "expression-unknown-ref", ref: "a", path: ["tasks", 0, "inputParameters", "x"] },
+    expect(list).toEqual([{ code: "empty-loop-body", ref: "loop", path: ["tasks", 1] }]);
+    // Conductor resolves a ref that does not exist to null: a warning, pointing at the task too.
+    const warned = importConductorWorkflow(conductorDef([simpleTask("a", { inputParameters: { x: "${ghost.output.x}" } })]));
+    expect(warned.ok).toBe(true);
+    expect(warned.warnings.map((w) => [w.code, w.ref, w.path])).toEqual([["expression-unknown-ref", "a", ["tasks", 0, "inputParameters", "x"]]]);
+  });
+
+  it("an inline sub-workflow whose expressions name refs it lacks imports, warning once per expression", () => {
+    const inline = { name: "child", tasks: [simpleTask("k", { inputParameters: { p: "${parent_task.output.x}" } })], outputParameters: { g: "${ghost.output}" } };
+    const imported = importConductorWorkflow(conductorDef([simpleTask("parent_task"), { name: "s", taskReferenceName: "s", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child", workflowDefinition: inline } }]));
+    expect(imported.ok).toBe(true);
+    // Each points at the SUB_WORKFLOW task, its message saying where inside the inline workflow.
+    expect(imported.warnings.map((w) => [w.code, w.ref, w.path, w.message.startsWith("In the inline workflow")])).toEqual([
+      ["expression-unknown-ref", "s", ["tasks", 1], true],
+      ["expression-unknown-ref", "s", ["tasks", 1], true],
     ]);
   });
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { DefinitionLimits, Problem, TaskPolicy, WorkflowDefinition, WorkflowEdge, WorkflowNode } from "../definition";
-import { DEFAULT_CASE, DEFINITION_LIMITS, buildGraph, validateDefinition } from "../definition";
+import type { DefinitionLimits, LlmNodeType, Problem, ProblemCode, TaskPolicy, WorkflowDefinition, WorkflowEdge, WorkflowNode } from "../definition";
+import { DEFAULT_CASE, DEFINITION_LIMITS, LLM_CONFIG_KEYS, LLM_REQUIRED_KEYS, MAX_NOTES, NoteSchema, buildGraph, validateDefinition } from "../definition";
 import { checkJsonLimits } from "../definition/json-limits";
 import type { ConductorSubWorkflowParams, ConductorWorkflowDef, ConductorWorkflowTask } from "./conductor-schema";
-import { CONDUCTOR_TASK_TYPES, ConductorWorkflowDefSchema } from "./conductor-schema";
+import { CONDUCTOR_REFUSED_TASK_TYPES, CONDUCTOR_TASK_TYPES, ConductorWorkflowDefSchema, NOTES_METADATA_KEY } from "./conductor-schema";
 import { rewriteNodeExpressions, rewriteStrings, rootRewriter } from "./expression-rewrite";
 import type { LayoutOptions } from "./layout";
 import { layoutDefinition } from "./layout";
@@ -24,7 +24,9 @@ import { policyFromConductor } from "./task-policy-mapping";
  *   `caseExpression` a javascript one.
  * - **TERMINATE** ends its path: nothing leaves it. A task right after a
  *   TERMINATE in the same list, or after a SWITCH all of whose paths
- *   terminate, could never run and is refused (`never-runs`).
+ *   terminate, never runs — Conductor accepts it, and so does node-flow: it
+ *   is kept, wired from the TERMINATE(s) by edges that are never taken, and
+ *   validation warns of it (`never-runs`).
  * - **FORK_JOIN + JOIN**: the FORK_JOIN itself disappears — a fork is several
  *   edges leaving one place — and the JOIN stays a JOIN node (its ref, and
  *   its output keyed by `joinOn`, survive). Its incoming edges follow
@@ -188,6 +190,7 @@ function convertWorkflow(
     else importer.warn("field-dropped", `ownerEmail ${JSON.stringify(def.ownerEmail)} is not an email address`, [...at, "ownerEmail"]);
   }
   if (def.tags !== undefined && def.tags !== null && def.tags.length > 0) out.tags = def.tags.map((t) => ({ key: t.key, value: t.value }));
+  importNotes(def.metadata, at, importer, out);
   const dropped: [keyof ConductorWorkflowDef, string][] = [
     ["failureWorkflowVersion", "the failure workflow always runs at its latest version"],
     ["workflowStatusListenerSink", "no workflow status listener"],
@@ -204,9 +207,31 @@ function convertWorkflow(
   importer.rewriteWorkflowExpressions(out);
   const laidOut = layoutDefinition(out, layout);
   const verdict = validateDefinition(laidOut, { limits });
+  // The outermost validation covers inline sub-workflows too: report their warnings once, from there.
+  if (inlineDepth === 0) for (const w of verdict.warnings) importer.warnFromValidation(w);
   if (!verdict.ok) return { problems: verdict.problems.map((p) => importer.fromValidation(p)) };
   return { definition: laidOut, problems: [] };
 }
+
+/** Sticky notes an export put under `metadata.nodeFlow.notes`; anything else in `metadata` is Conductor's own. */
+function importNotes(metadata: ConductorWorkflowDef["metadata"], at: Path, importer: Importer, out: WorkflowDefinition): void {
+  const ext = metadata?.[NOTES_METADATA_KEY];
+  if (typeof ext !== "object" || ext === null || !("notes" in ext) || ext.notes === undefined) return;
+  const notes = NotesSchema.safeParse(ext.notes);
+  const where = [...at, "metadata", NOTES_METADATA_KEY, "notes"];
+  if (!notes.success) {
+    importer.warn("field-dropped", `${where.join(".")} dropped: not a list of notes (${notes.error.issues[0]?.message ?? "invalid"})`, where);
+    return;
+  }
+  const ids = new Set(notes.data.map((n) => n.id));
+  if (ids.size !== notes.data.length) {
+    importer.warn("field-dropped", `${where.join(".")} dropped: two notes share an id`, where);
+    return;
+  }
+  if (notes.data.length > 0) out.notes = notes.data;
+}
+
+const NotesSchema = z.array(NoteSchema).max(MAX_NOTES);
 
 /** Where a list's last item hands over: the sources (and SWITCH cases) the next task's edges start from. */
 interface Exit {
@@ -218,6 +243,8 @@ interface Exit {
 interface Frontier {
   readonly exits: readonly Exit[];
   readonly atStart: boolean;
+  /** Where paths ended in a TERMINATE: a task after every path has ended is wired from these (never taken). */
+  readonly dead?: readonly Exit[];
 }
 
 const START: Frontier = Object.freeze({ exits: [], atStart: true });
@@ -308,13 +335,11 @@ class Importer {
       const task = tasks[i]!;
       const at: Path = [...path, i];
       if (!current.atStart && current.exits.length === 0) {
-        this.problem(
-          "never-runs",
-          `${JSON.stringify(task.taskReferenceName)} never runs: every path before it ends in a TERMINATE. Remove it, or move it into a branch that continues`,
-          at,
-          task.taskReferenceName,
-        );
-        return current;
+        // Every path before it ended in a TERMINATE: Conductor registers it and never schedules it.
+        // Kept, wired from those TERMINATEs, so the editor shows it (with validation's never-runs warning).
+        const dead = current.dead ?? [];
+        if (dead.length === 0) return current;
+        current = { exits: dead, atStart: false };
       }
       const type = task.type ?? "SIMPLE";
       if (type === "FORK_JOIN") {
@@ -382,18 +407,21 @@ class Importer {
     this.connect(frontier, ref);
     switch (node.type) {
       case "TERMINATE":
-        return { exits: [], atStart: false };
+        return { exits: [], atStart: false, dead: [{ source: ref }] };
       case "SWITCH": {
         const exits: Exit[] = [];
+        const dead: Exit[] = [];
         const cases = task.decisionCases ?? {};
         for (const c of node.cases) {
           const end = this.buildList(cases[c] ?? [], [...at, "decisionCases", c], { exits: [{ source: ref, case: c }], atStart: false }, parent);
           exits.push(...end.exits);
+          dead.push(...(end.dead ?? []));
         }
         const end = this.buildList(task.defaultCase ?? [], [...at, "defaultCase"], { exits: [{ source: ref, case: DEFAULT_CASE }], atStart: false }, parent);
         exits.push(...end.exits);
+        dead.push(...(end.dead ?? []));
         this.switchExits.set(ref, exits);
-        return { exits, atStart: false };
+        return { exits, atStart: false, dead };
       }
       case "DO_WHILE":
         this.buildList(task.loopOver ?? [], [...at, "loopOver"], START, ref);
@@ -444,6 +472,11 @@ class Importer {
       for (const [k, v] of Object.entries(extra)) if (v !== undefined) n[k] = v;
       return n as unknown as WorkflowNode;
     };
+    const refusal = Object.prototype.hasOwnProperty.call(CONDUCTOR_REFUSED_TASK_TYPES, type) ? CONDUCTOR_REFUSED_TASK_TYPES[type] : undefined;
+    if (refusal !== undefined) {
+      this.problem("unsupported-task-type", `${JSON.stringify(ref)} is a ${type} task, which node-flow refuses: ${refusal}`, [...at, "type"], ref);
+      return placeholder();
+    }
     if (!(CONDUCTOR_TASK_TYPES as readonly string[]).includes(type)) {
       this.problem(
         "unsupported-task-type",
@@ -461,7 +494,7 @@ class Importer {
         const request = input.http_request;
         if (request === undefined) {
           if (typeof input.uri !== "string") return missing("inputParameters.http_request (or uri and method in inputParameters)");
-          const flat = pick(input, HTTP_REQUEST_KEYS);
+          const flat = this.httpNumbers(pick(input, HTTP_REQUEST_KEYS), [...at, "inputParameters"], ref);
           return node("HTTP", HTTP_REQUEST_KEYS, { httpRequest: flat });
         }
         if (typeof request !== "object" || request === null || Array.isArray(request)) {
@@ -470,8 +503,51 @@ class Importer {
         }
         const extra = Object.keys(request).filter((k) => !(HTTP_REQUEST_KEYS as readonly string[]).includes(k));
         if (extra.length > 0) this.warn("field-dropped", `http_request fields ${extra.join(", ")} dropped: node-flow has no equivalent`, [...at, "inputParameters", "http_request"], ref);
-        return node("HTTP", ["http_request"], { httpRequest: pick(request as Record<string, unknown>, HTTP_REQUEST_KEYS) });
+        return node("HTTP", ["http_request"], { httpRequest: this.httpNumbers(pick(request as Record<string, unknown>, HTTP_REQUEST_KEYS), [...at, "inputParameters", "http_request"], ref) });
       }
+      case "HTTP_POLL": {
+        const request = input.http_request;
+        if (typeof request !== "object" || request === null || Array.isArray(request)) return missing("inputParameters.http_request {uri, method, terminationCondition, pollingInterval, pollingStrategy}");
+        const spec = request as Record<string, unknown>;
+        if (str(spec.terminationCondition) === undefined) return missing("http_request.terminationCondition");
+        const extra = Object.keys(spec).filter((k) => !(HTTP_POLL_REQUEST_KEYS as readonly string[]).includes(k));
+        if (extra.length > 0) this.warn("field-dropped", `http_request fields ${extra.join(", ")} dropped: node-flow has no equivalent`, [...at, "inputParameters", "http_request"], ref);
+        const httpRequest = pick(spec, HTTP_POLL_REQUEST_KEYS);
+        // Conductor reads these as numbers whichever way they are written.
+        for (const key of ["pollingInterval", "maxPollCount", "connectionTimeOut", "readTimeOut"]) {
+          const v = httpRequest[key];
+          if (typeof v === "string" && /^\d+$/.test(v)) httpRequest[key] = Number(v);
+        }
+        return node("HTTP_POLL", ["http_request"], { httpRequest });
+      }
+      case "JDBC": {
+        if (str(input.statement) === undefined) return missing("inputParameters.statement");
+        if (str(input.connectionId) === undefined && str(input.integrationName) === undefined) return missing("inputParameters.connectionId (or integrationName)");
+        const jdbc = pick(input, JDBC_KEYS);
+        if (jdbc.type === undefined) jdbc.type = "SELECT";
+        return node("JDBC", JDBC_KEYS, { jdbc });
+      }
+      case "LIST_MCP_TOOLS":
+      case "CALL_MCP_TOOL": {
+        if (str(input.mcpServer) === undefined) return missing("inputParameters.mcpServer");
+        if (type === "CALL_MCP_TOOL" && str(input.method) === undefined) return missing("inputParameters.method (the tool's name)");
+        const keys = type === "CALL_MCP_TOOL" ? MCP_CALL_KEYS : MCP_LIST_KEYS;
+        return node(type === "CALL_MCP_TOOL" ? "CALL_MCP_TOOL" : "LIST_MCP_TOOLS", keys, { mcp: pick(input, keys) });
+      }
+      case "LLM_CHAT_COMPLETE":
+      case "LLM_TEXT_COMPLETE":
+      case "LLM_GENERATE_EMBEDDINGS":
+      case "LLM_INDEX_TEXT":
+      case "LLM_SEARCH_INDEX": {
+        const llmType = type as LlmNodeType;
+        const absent = LLM_REQUIRED_KEYS[llmType].find((key) => input[key] === undefined || input[key] === null || input[key] === "");
+        if (absent !== undefined) return missing(`inputParameters.${absent}`);
+        return node(llmType, LLM_CONFIG_KEYS[llmType], { llm: pick(input, LLM_CONFIG_KEYS[llmType]) });
+      }
+      case "USER_TASK":
+        // Conductor's test harness and Orkes' human tasks: something outside completes it. node-flow's HUMAN is that task.
+        this.warn("legacy-form", "USER_TASK imported as HUMAN: it waits in the inbox (or for a TaskResult) and its output is what completes it", at, ref);
+        return node("HUMAN", [], {});
       case "INLINE": {
         const expression = str(input.expression);
         if (expression === undefined) return missing("inputParameters.expression");
@@ -555,9 +631,14 @@ class Importer {
           this.problem("unsupported-feature", `The DO_WHILE ${JSON.stringify(ref)} has both items and a loopCondition; node-flow loops either over items or while a condition holds`, at, ref);
           return placeholder();
         }
+        const consumed: string[] = [];
         if (hasItems) extra.items = task.items;
         else if (str(task.loopCondition) !== undefined) extra.loopCondition = task.loopCondition;
-        else return missing("a loopCondition (or items)");
+        else if (input.items !== undefined && input.items !== null) {
+          // List iteration as Orkes documents it: the list in inputParameters.items, loopCondition optional (often "").
+          extra.items = input.items;
+          consumed.push("items");
+        } else return missing("a loopCondition (or items)");
         if (task.evaluatorType !== undefined && task.evaluatorType !== null) {
           if (task.evaluatorType !== "javascript" && task.evaluatorType !== "graaljs") {
             this.problem("unsupported-feature", `The DO_WHILE ${JSON.stringify(ref)} uses the evaluator ${JSON.stringify(task.evaluatorType)}; node-flow has javascript and graaljs`, [...at, "evaluatorType"], ref);
@@ -565,7 +646,6 @@ class Importer {
           }
           extra.evaluatorType = task.evaluatorType;
         }
-        const consumed: string[] = [];
         if (input.keepLastN !== undefined) {
           if (typeof input.keepLastN !== "number") {
             this.problem("unsupported-feature", `The DO_WHILE ${JSON.stringify(ref)}: keepLastN must be a number`, [...at, "inputParameters", "keepLastN"], ref);
@@ -658,6 +738,22 @@ class Importer {
     }
   }
 
+  /**
+   * Conductor reads http_request into typed fields (Jackson), so a timeout
+   * written as a string of digits is that number; node-flow's fields are
+   * numbers, so the import does the same conversion and says so.
+   */
+  private httpNumbers(request: Record<string, unknown>, at: Path, ref: string): Record<string, unknown> {
+    for (const key of HTTP_NUMBER_KEYS) {
+      const v = request[key];
+      if (typeof v === "string" && /^\d{1,9}$/.test(v.trim())) {
+        request[key] = Number(v.trim());
+        this.warn("coerced", `${key} ${JSON.stringify(v)} read as the number ${request[key] as number}`, [...at, key], ref);
+      }
+    }
+    return request;
+  }
+
   private convertSubWorkflow(
     task: ConductorWorkflowTask,
     at: Path,
@@ -691,6 +787,12 @@ class Importer {
     if (typeof params.name !== "string" || params.name === "") return missing("subWorkflowParam.name (or an inline workflowDefinition)");
     const sub: Record<string, unknown> = { name: params.name };
     if (typeof params.version === "number" && params.version >= 1) sub.version = params.version;
+    else if (typeof params.version === "string" && /^\d+$/.test(params.version) && Number(params.version) >= 1) sub.version = Number(params.version);
+    else if (typeof params.version === "string" && params.version.includes("${")) sub.version = params.version;
+    else if (typeof params.version === "string" && params.version !== "") {
+      this.problem("invalid-field", `The SUB_WORKFLOW ${JSON.stringify(ref)}: subWorkflowParam.version ${JSON.stringify(params.version)} is neither a number nor an expression`, [...paramsAt, "version"], ref);
+      return placeholder();
+    }
     return node("SUB_WORKFLOW", [], { subWorkflowParam: sub });
   }
 
@@ -832,6 +934,12 @@ class Importer {
     }
   }
 
+  /** A validation warning of the imported graph, as an import warning pointing at the Conductor task. */
+  warnFromValidation(p: Problem): void {
+    const { code, message, path, ref } = this.fromValidation(p);
+    this.warn(code as ProblemCode, message, path, ref);
+  }
+
   /** A validation problem of the imported graph, pointed back at the Conductor task it came from. */
   fromValidation(p: Problem): ConductorImportProblem {
     const out: ConductorImportProblem = { code: p.code, message: p.message, path: [...this.at] };
@@ -851,7 +959,12 @@ class Importer {
 }
 
 const HTTP_REQUEST_KEYS = ["uri", "method", "headers", "body", "accept", "contentType", "connectionTimeOut", "readTimeOut"] as const;
+const HTTP_NUMBER_KEYS = ["connectionTimeOut", "readTimeOut"] as const;
 const START_WORKFLOW_KEYS: readonly string[] = ["name", "version", "input", "correlationId"];
+const HTTP_POLL_REQUEST_KEYS = [...HTTP_REQUEST_KEYS, "terminationCondition", "pollingInterval", "pollingStrategy", "maxPollCount"] as const;
+const MCP_LIST_KEYS = ["mcpServer", "headers"] as const;
+const MCP_CALL_KEYS = ["mcpServer", "method", "arguments", "headers"] as const;
+const JDBC_KEYS = ["connectionId", "integrationName", "type", "statement", "parameters", "expectedUpdateCount"] as const;
 const FORK_ITEM_KEYS = ["forkTaskName", "forkTaskType", "forkTaskInputs", "forkTaskWorkflow", "forkTaskWorkflowVersion"] as const;
 
 function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {

@@ -14,6 +14,7 @@ export {
   ConductorTaskDefSchema,
   ConductorWorkflowDefSchema,
   ConductorWorkflowTaskSchema,
+  NOTES_METADATA_KEY,
   NodeFlowTaskExtensionSchema,
 } from "./conductor-schema";
 export type {

@@ -14,7 +14,6 @@ export const CONDUCTOR_PROBLEM_CODES = {
   "missing-config": "A task lacks configuration its type needs (a DECISION with no caseValueParam or caseExpression, a TERMINATE with no terminationStatus, …).",
   "missing-join": "A FORK_JOIN or FORK_JOIN_DYNAMIC not followed by a JOIN, as Conductor requires.",
   "invalid-join-on": "A JOIN's joinOn names a task it cannot wait for.",
-  "never-runs": "A task placed where Conductor would never schedule it (after a TERMINATE, or after a SWITCH all of whose cases terminate).",
   "too-deep": "Import: task lists (or inline sub-workflows) nest deeper than node-flow allows. Export: the graph nests too deeply for task lists.",
   "not-structured": "Export: the graph has no nested Conductor equivalent at this node.",
   "invalid-definition": "Export: the definition does not validate, so it is not exported.",
@@ -42,14 +41,20 @@ export const CONDUCTOR_WARNING_CODES = {
   "join-on-adjusted": "A joinOn entry was reinterpreted: a TERMINATE (nothing to wait for), a loop body task (waits for the loop), an absorbed dynamic-fork JOIN.",
   "expression-rewritten": "Expressions reading an absorbed JOIN now read the FORK_JOIN_DYNAMIC that replaces it.",
   "assumed-default": "A value Conductor requires was missing and its usual default was assumed.",
+  "coerced": "A number written as a string (`readTimeOut: \"3000\"`) was read as that number, as Conductor reads it.",
 } as const satisfies Record<string, string>;
 
 /** A warning code of Conductor import. */
 export type ConductorWarningCode = keyof typeof CONDUCTOR_WARNING_CODES;
 
-/** Something the import did that the user may want to know about. */
+/**
+ * Something the import did that the user may want to know about, or — with a
+ * definition problem code — a warning the imported graph's validation gave
+ * (a task after a TERMINATE, an expression naming a ref that does not exist):
+ * node-flow's extra checks, which never refuse what Conductor accepts.
+ */
 export interface ConductorImportWarning {
-  code: ConductorWarningCode;
+  code: ConductorWarningCode | ProblemCode;
   message: string;
   ref?: string;
   path: (string | number)[];

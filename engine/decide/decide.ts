@@ -44,6 +44,7 @@ import { forkInstanceRef, parseForkInstanceRef } from "../compile/refs-to-load";
 import type { Blueprint, BlueprintEdge, BlueprintNode } from "../compile/types";
 import { attemptDelaySeconds, parseWaitUntil, retryDelaySeconds, waitDurationSeconds } from "./policy";
 import { isForkInstanceDone } from "./fork-output";
+import { nodeInputTemplate } from "./dispatch-template";
 import type {
   Command,
   DecideDeps,
@@ -164,6 +165,17 @@ function copy(obj: Json): Json {
   const out: Json = {};
   for (const key of Object.keys(obj)) put(out, key, obj[key]);
   return out;
+}
+
+/**
+ * A workflow version as an expression resolved it: a whole number from 1, or
+ * its digits (Conductor converts); undefined for none (null/absent: the
+ * latest), null for anything else.
+ */
+function workflowVersion(value: unknown): number | undefined | null {
+  if (value === undefined || value === null || value === "") return undefined;
+  const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 ? n : null;
 }
 
 function asObject(value: unknown): Json {
@@ -404,10 +416,7 @@ class Evaluation {
 
   /** The node's input: its policy's inputTemplate overridden by its own input, resolved. */
   private resolveInput(node: BlueprintNode, context = this.context()): Json {
-    const template: Json = {};
-    for (const [k, v] of Object.entries(node.policy.inputTemplate)) put(template, k, v);
-    if (node.input !== null) for (const k of Object.keys(node.input)) put(template, k, node.input[k]);
-    return asObject(this.resolve(template, context));
+    return asObject(this.resolve(nodeInputTemplate(node), context));
   }
 
   private priority(): number {
@@ -719,6 +728,32 @@ class Evaluation {
       case "HTTP":
         put(input, "http_request", this.resolve(config.httpRequest, context));
         return this.queue(node, iteration, input, "HTTP", node.taskDefName);
+      case "HTTP_POLL":
+        put(input, "http_request", this.resolve(config.httpRequest, context));
+        return this.queue(node, iteration, input, "HTTP_POLL", node.taskDefName);
+      case "JDBC": {
+        // Conductor's JDBC reads its statement from the task input: the node's fields go in beside the rest.
+        const jdbc = asObject(this.resolve(config.jdbc, context));
+        for (const key of Object.keys(jdbc)) put(input, key, jdbc[key]);
+        return this.queue(node, iteration, input, "JDBC", node.taskDefName);
+      }
+      case "LIST_MCP_TOOLS":
+      case "CALL_MCP_TOOL": {
+        // Conductor's MCP tasks read mcpServer, method, arguments and headers from the task input.
+        const mcp = asObject(this.resolve(config.mcp, context));
+        for (const key of Object.keys(mcp)) put(input, key, mcp[key]);
+        return this.queue(node, iteration, input, node.type, node.taskDefName);
+      }
+      case "LLM_CHAT_COMPLETE":
+      case "LLM_TEXT_COMPLETE":
+      case "LLM_GENERATE_EMBEDDINGS":
+      case "LLM_INDEX_TEXT":
+      case "LLM_SEARCH_INDEX": {
+        // Conductor's AI tasks read llmProvider, model, messages, … from the task input.
+        const llm = asObject(this.resolve(config.llm, context));
+        for (const key of Object.keys(llm)) put(input, key, llm[key]);
+        return this.queue(node, iteration, input, node.type, node.taskDefName);
+      }
       case "INLINE":
         put(input, "evaluatorType", config.evaluatorType);
         put(input, "expression", config.expression);
@@ -757,7 +792,13 @@ class Evaluation {
       case "SUB_WORKFLOW":
         return this.subWorkflow(node, iteration, input, context);
       case "START_WORKFLOW": {
-        put(input, "startWorkflow", asObject(this.resolve(config.startWorkflow, context)));
+        const start = asObject(this.resolve(config.startWorkflow, context));
+        if (start.version !== undefined) {
+          const version = workflowVersion(start.version);
+          if (version === null) return this.failNew(node, iteration, input, `START_WORKFLOW: version ${JSON.stringify(start.version)} is not a whole number from 1`);
+          put(start, "version", version);
+        }
+        put(input, "startWorkflow", start);
         return this.external(node, iteration, input);
       }
       case "DO_WHILE":
@@ -896,7 +937,8 @@ class Evaluation {
     const name = typeof param.name === "string" ? param.name : inline.name;
     if (typeof name !== "string" || name === "") return this.failNew(node, iteration, input, "SUB_WORKFLOW: no workflow name");
     put(input, "subWorkflowName", name);
-    const version = typeof param.version === "number" ? param.version : inline.version;
+    const version = param.version === undefined ? inline.version : workflowVersion(param.version);
+    if (version === null) return this.failNew(node, iteration, input, `SUB_WORKFLOW: version ${JSON.stringify(param.version)} is not a whole number from 1`);
     if (typeof version === "number") put(input, "subWorkflowVersion", version);
     this.external(node, iteration, input);
   }
@@ -1415,8 +1457,26 @@ class Evaluation {
 
   private failureWorkflow(reason: string, failureStatus: "FAILED" | "TIMED_OUT", failureTaskId?: string): { failureWorkflow?: FailureWorkflowStart } {
     if (this.bp.failureWorkflow === null) return {};
-    const input: Json = { workflowId: this.state.workflow.id, reason, failureStatus };
+    const workflow = this.state.workflow;
+    const input: Json = { workflowId: workflow.id, reason, failureStatus };
     if (failureTaskId !== undefined) input.failureTaskId = failureTaskId;
+    // Conductor passes the failed workflow's execution JSON. Its task list is
+    // left out: an evaluation never holds every task of a run (invariant 6),
+    // and the failure workflow can read them by workflowId.
+    const failedWorkflow: Json = {
+      workflowId: workflow.id,
+      workflowName: workflow.defName,
+      workflowVersion: workflow.defVersion,
+      status: failureStatus,
+      reasonForIncompletion: reason,
+      input: copy(workflow.input),
+      variables: copy(this.variables),
+      startTime: workflow.startedAt,
+    };
+    if (workflow.correlationId !== undefined) failedWorkflow.correlationId = workflow.correlationId;
+    if (failureTaskId !== undefined) failedWorkflow.failedTaskId = failureTaskId;
+    if (workflow.parentWorkflowId !== undefined) failedWorkflow.parentWorkflowId = workflow.parentWorkflowId;
+    input.failedWorkflow = failedWorkflow;
     return { failureWorkflow: { name: this.bp.failureWorkflow, input } };
   }
 

@@ -1,7 +1,8 @@
 /**
  * The one place the definition code reaches into the expression module: the
- * static analysis of which refs a `${…}` template reads. Kept as a seam so the
- * validator depends on this signature, not on the expression module's layout.
+ * static analysis of which refs a `${…}` template reads, and of which secrets
+ * and variables it reads. Kept as a seam so the validator depends on these
+ * signatures, not on the expression module's layout.
  */
-export { referencedRefs } from "../expressions";
-export type { ExpressionProblem, ExpressionReferences } from "../expressions";
+export { analyzeDispatchString, dispatchPlaceholder, dispatchReferenceText, referencedRefs } from "../expressions";
+export type { DispatchReference, ExpressionProblem, ExpressionReferences } from "../expressions";

@@ -20,7 +20,10 @@ export {
   JsonJqTransformNodeSchema,
   NODE_SCHEMAS,
   NODE_TYPE_NAMES,
+  NOTE_COLORS,
   NameSchema,
+  NoteSchema,
+  PinsSchema,
   NoopNodeSchema,
   PositionSchema,
   REF_PATTERN,
@@ -42,6 +45,8 @@ export {
   isNodeOfType,
   isNodeType,
 } from "./schema";
+export { LLM_CONFIG_KEYS, LLM_NODE_TYPES, LLM_REQUIRED_KEYS, isLlmNodeType } from "./llm-schema";
+export type { LlmNodeType } from "./llm-schema";
 export type {
   DoWhileNode,
   DynamicNode,
@@ -57,6 +62,7 @@ export type {
   NodeOfType,
   NodeType,
   NoopNode,
+  NoteColor,
   Position,
   SetVariableNode,
   SimpleNode,
@@ -68,6 +74,7 @@ export type {
   WorkflowDefinition,
   WorkflowEdge,
   WorkflowNode,
+  WorkflowNote,
 } from "./schema";
 export { RETRY_LOGICS, TASK_POLICY_DEFAULTS, TASK_TIMEOUT_POLICIES, TaskCacheSchema, TaskPolicySchema, effectiveTaskPolicy } from "./task-policy";
 export type { EffectiveTaskPolicy, TaskPolicy } from "./task-policy";
@@ -77,8 +84,10 @@ export { DefinitionGraph, buildGraph } from "./graph";
 export type { DroppedEdge, DroppedEdgeReason, GraphCycle, GraphEdge, GraphEdgeInput, GraphInput, GraphNodeInput, UpstreamQuery } from "./graph";
 export { SYSTEM_QUEUE_NAMES, validateDefinition } from "./validate";
 export type { ValidateOptions, ValidationResult } from "./validate";
-export { PROBLEM_CODES } from "./problems";
-export type { Problem, ProblemCode, ProblemPath } from "./problems";
-export { DEFINITION_LIMITS, MAX_NAME_LENGTH, MAX_REF_LENGTH } from "./limits";
+export { PROBLEM_CODES, WARNING_PROBLEM_CODES, severityOf } from "./problems";
+export type { Problem, ProblemCode, ProblemPath, ProblemSeverity } from "./problems";
+export { DEFINITION_LIMITS, MAX_NAME_LENGTH, MAX_NOTES, MAX_NOTE_TEXT_LENGTH, MAX_PINS, MAX_REF_LENGTH, NOTE_SIZE_LIMITS } from "./limits";
 export type { DefinitionLimits } from "./limits";
 export { MAX_WAIT_TEXT_LENGTH, containsExpression, isWaitUntil, parseWaitDuration } from "./wait-duration";
+export { DISPATCHED_NODE_TYPES, definitionDispatchReferences, dispatchCandidateStrings, dispatchedFields, isDispatchedField } from "./dispatch-refs";
+export type { DefinitionDispatchReference } from "./dispatch-refs";

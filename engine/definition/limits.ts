@@ -53,3 +53,15 @@ export const MAX_REF_LENGTH = 128;
 
 /** Longest workflow, task or queue name. */
 export const MAX_NAME_LENGTH = 256;
+
+/** Sticky notes per definition: far more than a readable canvas holds, few enough to keep the row small. */
+export const MAX_NOTES = 200;
+
+/** Characters of markdown in one note: about four pages of text. */
+export const MAX_NOTE_TEXT_LENGTH = 10_000;
+
+/** A note's size bounds on the canvas, in canvas pixels. */
+export const NOTE_SIZE_LIMITS = Object.freeze({ minWidth: 120, minHeight: 60, max: 4000, defaultWidth: 240, defaultHeight: 160 });
+
+/** Pinned outputs per definition (one per node at most; the definition's size limits bound their contents). */
+export const MAX_PINS = 500;

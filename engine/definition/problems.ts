@@ -26,6 +26,7 @@ export const PROBLEM_CODES = {
   "duplicate-ref": "Two nodes share a ref.",
   "unknown-ref": "An edge, `parent`, `joinOn` or `defaultExclusiveJoinTask` names a ref no node has.",
   "duplicate-edge-id": "Two edges share an id.",
+  "duplicate-note-id": "Two sticky notes share an id.",
   "duplicate-edge": "Two edges with the same source, target and case.",
   "self-loop": "An edge from a node to itself.",
   "cycle": "Edges that form a cycle. Repetition is a DO_WHILE container, never a back edge.",
@@ -43,15 +44,45 @@ export const PROBLEM_CODES = {
   "reserved-case": "A SWITCH lists `default` as a case: every SWITCH has an implicit default handle.",
   // Semantics.
   "join-on-not-upstream": "A JOIN or EXCLUSIVE_JOIN waits on a ref that does not finish before it can start.",
-  "never-runs": "A node every incoming edge of which comes from a TERMINATE or another node that never runs.",
+  "never-runs": "A node every incoming edge of which comes from a TERMINATE or another node that never runs (a warning: it is kept, and simply never runs, as in Conductor).",
   "unknown-input-key": "A config field that names an `input` key (SWITCH value-param, DYNAMIC, FORK_JOIN_DYNAMIC) names one `input` lacks.",
-  "expression-unknown-ref": "An expression reads `${ref…}` for a ref no node has.",
-  "expression-not-upstream": "An expression reads a node that does not finish before the reading node starts.",
+  "expression-unknown-ref": "An expression reads `${ref…}` for a ref no node has (a warning: it resolves to null, as in Conductor).",
+  "expression-not-upstream": "An expression reads a node that does not finish before the reading node starts (a warning: it reads null, or whatever that node has produced by then, as in Conductor).",
+  "response-timeout-over-timeout":
+    "A policy's responseTimeoutSeconds exceeds its timeoutSeconds (a warning: the overall timeout ends the task first, so the response timeout never fires; Conductor accepts this in an inline taskDefinition).",
   "invalid-expression": "A malformed `${…}` expression.",
+  // Secrets and variables.
+  "invalid-secret-reference":
+    "A `${workflow.secrets…}` or `${workflow.env…}` that cannot be resolved as written: not one plain name, computed, nested in another expression, or in a string that also reads what can change before the task is sent.",
+  "secret-not-dispatched":
+    "A secret or variable read where no task is dispatched (a SWITCH, a WAIT, an EVENT, the workflow's output…): they are resolved only in the input of HTTP, INLINE, JSON_JQ_TRANSFORM and worker tasks, and elsewhere read `***` (a variable: its own text).",
+  "unknown-secret": "`${workflow.secrets.NAME}` names no secret of the namespace (checked when the definition is saved).",
+  "unknown-variable": "`${workflow.env.NAME}` names no environment variable of the namespace (checked when the definition is saved).",
 } as const satisfies Record<string, string>;
 
 /** A stable, kebab-case problem identifier; see {@link PROBLEM_CODES}. */
 export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/**
+ * How bad a problem is. An **error** means the definition cannot be saved or
+ * run. A **warning** is one of node-flow's extra checks on a definition that
+ * still runs as Conductor would run it (a node that never runs, an expression
+ * that resolves to null): it is saved, and the warning is shown on the node.
+ */
+export type ProblemSeverity = "error" | "warning";
+
+/** The codes reported as warnings; every other code is an error. */
+export const WARNING_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
+  "never-runs",
+  "expression-unknown-ref",
+  "expression-not-upstream",
+  "response-timeout-over-timeout",
+]);
+
+/** The severity of a problem code. */
+export function severityOf(code: ProblemCode): ProblemSeverity {
+  return WARNING_PROBLEM_CODES.has(code) ? "warning" : "error";
+}
 
 /** A JSON path into the definition: object keys and array indexes, outermost first. */
 export type ProblemPath = (string | number)[];
@@ -62,6 +93,8 @@ export interface Problem {
   code: ProblemCode;
   /** A sentence for people, naming the values involved. Not stable: match on `code`. */
   message: string;
+  /** Set to "warning" on warnings ({@link WARNING_PROBLEM_CODES}); absent on errors. */
+  severity?: "warning";
   /**
    * The node the problem belongs to, when there is one: for shape errors under
    * `nodes[i]`, that node's ref; for edge problems, the edge's source (or

@@ -75,7 +75,7 @@ describe("random structured workflows", () => {
     );
   });
 
-  it("report an expression reading a node downstream of its reader", () => {
+  it("warn of an expression reading a node downstream of its reader", () => {
     fc.assert(
       fc.property(workflows, fc.nat(), (def, pick) => {
         const nodes = def.nodes as Json[];
@@ -86,8 +86,9 @@ describe("random structured workflows", () => {
         const reader = nodes[index]!;
         reader.input = { ...(reader.input as Json), late: `\${${e.target as string}.output.value}` };
         const result = validateDefinition(def);
-        expect(result.ok).toBe(false);
-        if (!result.ok) expect(brief(result.problems)).toEqual([{ code: "expression-not-upstream", ref: reader.ref, path: ["nodes", index, "input", "late"] }]);
+        // A warning: Conductor resolves what has not run yet to null, so the definition is accepted.
+        expect(result.ok).toBe(true);
+        expect(brief(result.warnings)).toEqual([{ code: "expression-not-upstream", ref: reader.ref, path: ["nodes", index, "input", "late"] }]);
       }),
       { numRuns: 200 },
     );

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { MAX_NAME_LENGTH, MAX_REF_LENGTH } from "./limits";
+import { MAX_NAME_LENGTH, MAX_NOTES, MAX_NOTE_TEXT_LENGTH, MAX_PINS, MAX_REF_LENGTH, NOTE_SIZE_LIMITS } from "./limits";
 import { TaskPolicySchema } from "./task-policy";
+import { LlmChatCompleteSchema, LlmGenerateEmbeddingsSchema, LlmIndexTextSchema, LlmSearchIndexSchema, LlmTextCompleteSchema } from "./llm-schema";
 import { MAX_WAIT_TEXT_LENGTH, containsExpression, isWaitUntil, parseWaitDuration } from "./wait-duration";
 
 /**
@@ -69,6 +70,15 @@ export type Position = z.infer<typeof PositionSchema>;
 export const NODE_TYPE_NAMES = [
   "SIMPLE",
   "HTTP",
+  "HTTP_POLL",
+  "JDBC",
+  "LIST_MCP_TOOLS",
+  "CALL_MCP_TOOL",
+  "LLM_CHAT_COMPLETE",
+  "LLM_TEXT_COMPLETE",
+  "LLM_GENERATE_EMBEDDINGS",
+  "LLM_INDEX_TEXT",
+  "LLM_SEARCH_INDEX",
   "INLINE",
   "JSON_JQ_TRANSFORM",
   "SET_VARIABLE",
@@ -145,6 +155,86 @@ export const HttpRequestSchema = z
 /** An HTTP node's request. */
 export type HttpRequest = z.infer<typeof HttpRequestSchema>;
 
+/** How an HTTP_POLL node spaces its requests (Conductor's pollingStrategy). */
+export const HTTP_POLL_STRATEGIES = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] as const;
+
+/**
+ * An HTTP_POLL node's request: an HTTP request plus when to stop polling, as
+ * Conductor keeps them together in `inputParameters.http_request`.
+ */
+export const HttpPollRequestSchema = HttpRequestSchema.extend({
+  terminationCondition: z.string().min(1).meta({
+    title: "Stop when",
+    description: "JavaScript run after each request with the response as `$.output.response`; polling stops when it is true.",
+  }),
+  pollingInterval: int(1).optional().meta({ title: "Interval (s)", description: "Seconds between requests (the base of a backoff).", default: 60 }),
+  pollingStrategy: z.enum(HTTP_POLL_STRATEGIES).optional().meta({
+    title: "Strategy",
+    description: "FIXED waits the interval each time; LINEAR_BACKOFF interval × n; EXPONENTIAL_BACKOFF interval × 2ⁿ⁻¹ after the n-th request.",
+    default: "FIXED",
+  }),
+  maxPollCount: int(1).optional().meta({ title: "Max polls", description: "Fails the task when the condition still does not hold after this many requests; no limit when absent." }),
+}).meta({ title: "HTTP poll request" });
+
+/** An HTTP_POLL node's request. */
+export type HttpPollRequest = z.infer<typeof HttpPollRequestSchema>;
+
+/** A JDBC node's SQL operation (Conductor's JDBC `type`). */
+export const JDBC_STATEMENT_TYPES = ["SELECT", "UPDATE"] as const;
+
+/**
+ * A JDBC node's statement (Conductor's JDBC inputParameters). The connection
+ * is named, never given: its Postgres URL is the namespace secret
+ * `JDBC_<NAME>` (see server/system-tasks/jdbc-task.ts).
+ */
+export const JdbcStatementSchema = z
+  .strictObject({
+    connectionId: z.string().min(1).max(MAX_NAME_LENGTH).optional().meta({
+      title: "Connection",
+      description: "The connection's name: its Postgres URL is the namespace secret JDBC_<NAME> (upper case, other characters as _).",
+    }),
+    integrationName: z.string().min(1).max(MAX_NAME_LENGTH).optional().meta({ title: "Integration", description: "Orkes' name for the connection; used like connectionId." }),
+    type: z.union([z.enum(JDBC_STATEMENT_TYPES), ExpressionTextSchema]).meta({ title: "Type", description: "SELECT returns rows; UPDATE (also INSERT, DELETE) returns the count.", default: "SELECT" }),
+    statement: z.string().min(1).meta({ title: "Statement", description: "SQL with ? placeholders, bound in order from parameters." }),
+    parameters: z.unknown().optional().meta({ title: "Parameters", description: "A list of values for the ? placeholders, or an expression producing one." }),
+    expectedUpdateCount: z.union([int(), ExpressionTextSchema]).optional().meta({
+      title: "Expected update count",
+      description: "UPDATE only: the statement is rolled back and the task fails when it changes a different number of rows.",
+    }),
+  })
+  .meta({ title: "JDBC statement" });
+
+/** A JDBC node's statement. */
+export type JdbcStatement = z.infer<typeof JdbcStatementSchema>;
+
+/**
+ * Where an MCP node reaches its server (Conductor's LIST_MCP_TOOLS and
+ * CALL_MCP_TOOL inputParameters): a streamable-HTTP endpoint, through the
+ * same network guard as HTTP (server/ai/mcp-client.ts). Header values may
+ * read `${workflow.secrets.NAME}`.
+ */
+const mcpServerShape = {
+  mcpServer: z.string().min(1).meta({ title: "MCP server", description: "The server's streamable-HTTP endpoint URL, e.g. https://tools.example.com/mcp; may hold expressions." }),
+  headers: ExpressionMapSchema.optional().meta({ title: "Headers", description: "Sent with every request to the server, e.g. Authorization: Bearer ${workflow.secrets.MCP_TOKEN}." }),
+};
+
+/** A LIST_MCP_TOOLS node's server. */
+export const McpListToolsSchema = z.strictObject(mcpServerShape).meta({ title: "MCP server" });
+
+/** A CALL_MCP_TOOL node's server, tool and arguments. */
+export const McpCallToolSchema = z
+  .strictObject({
+    ...mcpServerShape,
+    method: z.string().min(1).meta({ title: "Tool", description: "The name of the tool to call (Conductor's `method`); may be an expression." }),
+    arguments: z.unknown().optional().meta({ title: "Arguments", description: "An object matching the tool's input schema, or an expression producing one." }),
+  })
+  .meta({ title: "MCP tool call" });
+
+/** A LIST_MCP_TOOLS node's server. */
+export type McpListTools = z.infer<typeof McpListToolsSchema>;
+/** A CALL_MCP_TOOL node's call. */
+export type McpCallTool = z.infer<typeof McpCallToolSchema>;
+
 const ScriptEvaluatorSchema = z.enum(["javascript", "graaljs"]);
 
 /** A `duration` text ("10s", "1h 30m") or an expression. */
@@ -165,6 +255,30 @@ export const SimpleNodeSchema = node(
 
 /** Zod schema of {@link HttpNode}. */
 export const HttpNodeSchema = node("HTTP", { httpRequest: HttpRequestSchema }, "HTTP", "Calls an HTTP endpoint; the response becomes the output.");
+
+/** Zod schema of {@link HttpPollNode}. */
+export const HttpPollNodeSchema = node(
+  "HTTP_POLL",
+  { httpRequest: HttpPollRequestSchema },
+  "HTTP poll",
+  "Calls an HTTP endpoint again and again, spaced by its polling strategy, until the termination condition holds; the last response becomes the output.",
+);
+
+/** Zod schema of {@link JdbcNode}. */
+export const JdbcNodeSchema = node("JDBC", { jdbc: JdbcStatementSchema }, "JDBC", "Runs one SQL statement against a configured Postgres connection; rows or the update count become the output.");
+
+/** Zod schema of {@link ListMcpToolsNode}. */
+export const ListMcpToolsNodeSchema = node("LIST_MCP_TOOLS", { mcp: McpListToolsSchema }, "List MCP tools", "Asks an MCP server which tools it offers; the list (name, description, input schema) becomes the output.");
+
+/** Zod schema of {@link CallMcpToolNode}. */
+export const CallMcpToolNodeSchema = node("CALL_MCP_TOOL", { mcp: McpCallToolSchema }, "Call MCP tool", "Calls one tool on an MCP server with arguments; the tool's result content becomes the output.");
+
+/** Zod schemas of the LLM and retrieval nodes (llm-schema.ts holds their fields). */
+export const LlmChatCompleteNodeSchema = node("LLM_CHAT_COMPLETE", { llm: LlmChatCompleteSchema }, "Chat completion", "Sends messages to a model of a configured AI provider; the answer (parsed when JSON) becomes the output's result.");
+export const LlmTextCompleteNodeSchema = node("LLM_TEXT_COMPLETE", { llm: LlmTextCompleteSchema }, "Text completion", "Sends one prompt to a model of a configured AI provider; the answer becomes the output's result.");
+export const LlmGenerateEmbeddingsNodeSchema = node("LLM_GENERATE_EMBEDDINGS", { llm: LlmGenerateEmbeddingsSchema }, "Embeddings", "Turns text into an embedding vector with a configured AI provider.");
+export const LlmIndexTextNodeSchema = node("LLM_INDEX_TEXT", { llm: LlmIndexTextSchema }, "Index text", "Chunks a document, embeds each chunk and stores it in a named vector index.");
+export const LlmSearchIndexNodeSchema = node("LLM_SEARCH_INDEX", { llm: LlmSearchIndexSchema }, "Search index", "Finds the chunks of a vector index closest to a query, top k, optionally filtered by metadata.");
 
 /** Zod schema of {@link InlineNode}. */
 export const InlineNodeSchema = node(
@@ -381,8 +495,8 @@ export const SubWorkflowNodeSchema = node(
   {
     subWorkflowParam: z
       .strictObject({
-        name: NameSchema.meta({ title: "Workflow" }),
-        version: int(1).optional().meta({ title: "Version", description: "Latest when absent." }),
+        name: NameSchema.meta({ title: "Workflow", description: "A registered workflow's name, or an expression producing one." }),
+        version: z.union([int(1), ExpressionTextSchema]).optional().meta({ title: "Version", description: "Latest when absent; may be an expression." }),
       })
       .optional()
       .meta({ title: "Sub-workflow" }),
@@ -400,8 +514,8 @@ export const StartWorkflowNodeSchema = node(
   {
     startWorkflow: z
       .strictObject({
-        name: NameSchema.meta({ title: "Workflow" }),
-        version: int(1).optional().meta({ title: "Version", description: "Latest when absent." }),
+        name: NameSchema.meta({ title: "Workflow", description: "A registered workflow's name, or an expression producing one." }),
+        version: z.union([int(1), ExpressionTextSchema]).optional().meta({ title: "Version", description: "Latest when absent; may be an expression." }),
         input: ExpressionMapSchema.optional().meta({ title: "Input" }),
         correlationId: z.string().optional().meta({ title: "Correlation id" }),
       })
@@ -430,6 +544,15 @@ export const NoopNodeSchema = node("NOOP", {}, "No-op", "Does nothing and comple
 export const WorkflowNodeSchema = z.discriminatedUnion("type", [
   SimpleNodeSchema,
   HttpNodeSchema,
+  HttpPollNodeSchema,
+  JdbcNodeSchema,
+  ListMcpToolsNodeSchema,
+  CallMcpToolNodeSchema,
+  LlmChatCompleteNodeSchema,
+  LlmTextCompleteNodeSchema,
+  LlmGenerateEmbeddingsNodeSchema,
+  LlmIndexTextNodeSchema,
+  LlmSearchIndexNodeSchema,
   InlineNodeSchema,
   JsonJqTransformNodeSchema,
   SetVariableNodeSchema,
@@ -452,6 +575,24 @@ export const WorkflowNodeSchema = z.discriminatedUnion("type", [
 export type SimpleNode = z.infer<typeof SimpleNodeSchema>;
 /** A system HTTP call. */
 export type HttpNode = z.infer<typeof HttpNodeSchema>;
+/** An HTTP endpoint polled until a condition holds. */
+export type HttpPollNode = z.infer<typeof HttpPollNodeSchema>;
+/** A SQL statement against a configured connection. */
+export type JdbcNode = z.infer<typeof JdbcNodeSchema>;
+/** Lists an MCP server's tools. */
+export type ListMcpToolsNode = z.infer<typeof ListMcpToolsNodeSchema>;
+/** Calls one tool of an MCP server. */
+export type CallMcpToolNode = z.infer<typeof CallMcpToolNodeSchema>;
+/** A chat completion. */
+export type LlmChatCompleteNode = z.infer<typeof LlmChatCompleteNodeSchema>;
+/** A text completion. */
+export type LlmTextCompleteNode = z.infer<typeof LlmTextCompleteNodeSchema>;
+/** Embeddings of text. */
+export type LlmGenerateEmbeddingsNode = z.infer<typeof LlmGenerateEmbeddingsNodeSchema>;
+/** Text indexed into a vector index. */
+export type LlmIndexTextNode = z.infer<typeof LlmIndexTextNodeSchema>;
+/** A vector index searched. */
+export type LlmSearchIndexNode = z.infer<typeof LlmSearchIndexNodeSchema>;
 /** A sandboxed JavaScript expression. */
 export type InlineNode = z.infer<typeof InlineNodeSchema>;
 /** A jq transform. */
@@ -503,6 +644,15 @@ export function isNodeOfType<T extends NodeType>(node: WorkflowNode, type: T): n
 export const NODE_SCHEMAS: { readonly [T in NodeType]: z.ZodType<NodeOfType<T>> } = {
   SIMPLE: SimpleNodeSchema,
   HTTP: HttpNodeSchema,
+  HTTP_POLL: HttpPollNodeSchema,
+  JDBC: JdbcNodeSchema,
+  LIST_MCP_TOOLS: ListMcpToolsNodeSchema,
+  CALL_MCP_TOOL: CallMcpToolNodeSchema,
+  LLM_CHAT_COMPLETE: LlmChatCompleteNodeSchema,
+  LLM_TEXT_COMPLETE: LlmTextCompleteNodeSchema,
+  LLM_GENERATE_EMBEDDINGS: LlmGenerateEmbeddingsNodeSchema,
+  LLM_INDEX_TEXT: LlmIndexTextNodeSchema,
+  LLM_SEARCH_INDEX: LlmSearchIndexNodeSchema,
   INLINE: InlineNodeSchema,
   JSON_JQ_TRANSFORM: JsonJqTransformNodeSchema,
   SET_VARIABLE: SetVariableNodeSchema,
@@ -547,6 +697,48 @@ export const TagSchema = z.strictObject({ key: z.string().min(1).max(MAX_NAME_LE
 /** What a workflow timeout does (Conductor's WorkflowDef `timeoutPolicy`). */
 export const WORKFLOW_TIMEOUT_POLICIES = ["TIME_OUT_WF", "ALERT_ONLY"] as const;
 
+/** Colours a sticky note can have; the canvas maps each to a light and a dark tint. */
+export const NOTE_COLORS = ["yellow", "blue", "green", "pink", "purple", "gray"] as const;
+
+/** A sticky note's colour. */
+export type NoteColor = (typeof NOTE_COLORS)[number];
+
+/**
+ * A sticky note on the canvas: markdown text beside the diagram, for the
+ * people reading it. The engine never reads notes (compile and decide look at
+ * nodes and edges only); they are saved with the definition and travel through
+ * Conductor export under `metadata.nodeFlow.notes`.
+ */
+export const NoteSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .min(1)
+      .max(MAX_REF_LENGTH)
+      .regex(REF_PATTERN, { error: "A note id starts with a letter or _ and continues with letters, digits, _ or -" })
+      .meta({ title: "Id", description: "Unique among the definition's notes." }),
+    text: z.string().max(MAX_NOTE_TEXT_LENGTH).meta({ title: "Text", description: "Markdown: headings, emphasis, code, lists and http(s) links." }),
+    color: z.enum(NOTE_COLORS).optional().meta({ title: "Colour", default: "yellow" }),
+    position: PositionSchema,
+    width: z.number().min(NOTE_SIZE_LIMITS.minWidth).max(NOTE_SIZE_LIMITS.max).optional().meta({ title: "Width", default: NOTE_SIZE_LIMITS.defaultWidth }),
+    height: z.number().min(NOTE_SIZE_LIMITS.minHeight).max(NOTE_SIZE_LIMITS.max).optional().meta({ title: "Height", default: NOTE_SIZE_LIMITS.defaultHeight }),
+  })
+  .meta({ title: "Note" });
+
+/** A sticky note on the canvas. */
+export type WorkflowNote = z.infer<typeof NoteSchema>;
+
+/**
+ * Pinned outputs: a node's output fixed by hand or from a past run, keyed by
+ * ref. Test data for the editor — a step tested there reads its upstream
+ * nodes' outputs from these pins — and never read by the engine: runs,
+ * compile and Conductor export leave them out.
+ */
+export const PinsSchema = z
+  .record(RefSchema, z.record(z.string(), z.unknown()))
+  .refine((pins) => Object.keys(pins).length <= MAX_PINS, { error: `At most ${MAX_PINS} pinned outputs` })
+  .meta({ title: "Pinned outputs", description: "Test data for the editor, keyed by node ref; ignored when the workflow runs." });
+
 /** Zod schema of {@link WorkflowDefinition}. */
 export const WorkflowDefinitionSchema = z
   .strictObject({
@@ -568,6 +760,12 @@ export const WorkflowDefinitionSchema = z
     restartable: z.boolean().optional().meta({ title: "Restartable", description: "Whether a finished run may be restarted from the beginning.", default: true }),
     ownerEmail: z.email().optional().meta({ title: "Owner email" }),
     tags: z.array(TagSchema).optional().meta({ title: "Tags" }),
+    notes: z
+      .array(NoteSchema)
+      .max(MAX_NOTES)
+      .optional()
+      .meta({ title: "Notes", description: "Sticky notes on the canvas; ignored when the workflow runs." }),
+    pins: PinsSchema.optional(),
   })
   .meta({ title: "Workflow definition" });
 

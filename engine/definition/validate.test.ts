@@ -3,11 +3,12 @@ import { brief, chain, edge, node, simple, workflow } from "./test-fixtures";
 import type { Json } from "./test-fixtures";
 import { validateDefinition } from "./validate";
 
-type Expected = { code: string; ref?: string; path: (string | number)[] };
+type Expected = { code: string; ref?: string; path: (string | number)[]; severity?: "warning" };
 
+/** Errors, then warnings (each marked), in the order validation found them. */
 function problemsOf(def: unknown): Expected[] {
   const result = validateDefinition(def);
-  return result.ok ? [] : brief(result.problems);
+  return [...(result.ok ? [] : brief(result.problems)), ...brief(result.warnings).map((w) => ({ ...w, severity: "warning" }))];
 }
 
 const valid: [string, Json][] = [
@@ -164,6 +165,19 @@ const valid: [string, Json][] = [
       { timeoutSeconds: 600, timeoutPolicy: "TIME_OUT_WF", restartable: false, failureWorkflow: "cleanup", ownerEmail: "ops@example.com", tags: [{ key: "team", value: "ops" }], inputSchema: { type: "object" }, version: 2, description: "d" },
     ),
   ],
+  [
+    "secrets and variables in dispatched task input",
+    workflow(
+      [
+        node("HTTP", "call", {
+          httpRequest: { uri: "${workflow.env.BASE}/items/${workflow.input.id}", headers: { Authorization: "Bearer ${workflow.secrets.TOKEN}" }, body: { key: "${workflow.secrets['KEY']}" } },
+        }),
+        node("INLINE", "calc", { input: { key: "${workflow.secrets.KEY}" } }),
+        simple("work", { input: { region: "${workflow.env.REGION}" }, policy: { inputTemplate: { token: "${workflow.secrets.TOKEN}" } } }),
+      ],
+      chain("call", "calc", "work"),
+    ),
+  ],
 ];
 
 describe("validateDefinition accepts", () => {
@@ -201,7 +215,7 @@ const invalid: [string, unknown, Expected[]][] = [
   [
     "a response timeout beyond the timeout",
     workflow([simple("a", { policy: { timeoutSeconds: 10, responseTimeoutSeconds: 20 } })]),
-    [{ code: "invalid-field", ref: "a", path: ["nodes", 0, "policy", "responseTimeoutSeconds"] }],
+    [{ code: "response-timeout-over-timeout", ref: "a", path: ["nodes", 0, "policy", "responseTimeoutSeconds"], severity: "warning" }],
   ],
   ["a cache without a ttl", workflow([simple("a", { policy: { cache: { key: "k" } } })]), [{ code: "missing-field", ref: "a", path: ["nodes", 0, "policy", "cache", "ttlSeconds"] }]],
   ["an HTTP node without a request", workflow([node("HTTP", "h", { httpRequest: undefined })]), [{ code: "missing-field", ref: "h", path: ["nodes", 0, "httpRequest"] }]],
@@ -353,8 +367,8 @@ const invalid: [string, unknown, Expected[]][] = [
     "nodes after a TERMINATE",
     workflow([simple("a"), node("TERMINATE", "t"), simple("x"), simple("y")], chain("a", "t", "x", "y")),
     [
-      { code: "never-runs", ref: "x", path: ["nodes", 2] },
-      { code: "never-runs", ref: "y", path: ["nodes", 3] },
+      { code: "never-runs", ref: "x", path: ["nodes", 2], severity: "warning" },
+      { code: "never-runs", ref: "y", path: ["nodes", 3], severity: "warning" },
     ],
   ],
   [
@@ -386,10 +400,10 @@ const invalid: [string, unknown, Expected[]][] = [
       [edge("a", "b"), edge("a", "c")],
     ),
     [
-      { code: "expression-unknown-ref", ref: "a", path: ["nodes", 0, "input", "u"] },
-      { code: "expression-not-upstream", ref: "a", path: ["nodes", 0, "input", "d"] },
-      { code: "expression-not-upstream", ref: "a", path: ["nodes", 0, "input", "self"] },
-      { code: "expression-not-upstream", ref: "b", path: ["nodes", 1, "input", "p"] },
+      { code: "expression-unknown-ref", ref: "a", path: ["nodes", 0, "input", "u"], severity: "warning" },
+      { code: "expression-not-upstream", ref: "a", path: ["nodes", 0, "input", "d"], severity: "warning" },
+      { code: "expression-not-upstream", ref: "a", path: ["nodes", 0, "input", "self"], severity: "warning" },
+      { code: "expression-not-upstream", ref: "b", path: ["nodes", 1, "input", "p"], severity: "warning" },
     ],
   ],
   [
@@ -404,8 +418,8 @@ const invalid: [string, unknown, Expected[]][] = [
       [edge("before", "loop"), edge("s1", "s2")],
     ),
     [
-      { code: "expression-not-upstream", ref: "before", path: ["nodes", 0, "input", "body"] },
-      { code: "expression-not-upstream", ref: "s1", path: ["nodes", 2, "input", "later"] },
+      { code: "expression-not-upstream", ref: "before", path: ["nodes", 0, "input", "body"], severity: "warning" },
+      { code: "expression-not-upstream", ref: "s1", path: ["nodes", 2, "input", "later"], severity: "warning" },
     ],
   ],
   [
@@ -419,10 +433,10 @@ const invalid: [string, unknown, Expected[]][] = [
       chain("h", "w", "later"),
     ),
     [
-      { code: "expression-unknown-ref", ref: "h", path: ["nodes", 0, "httpRequest", "headers", "a", 0] },
-      { code: "expression-not-upstream", ref: "h", path: ["nodes", 0, "httpRequest", "uri"] },
-      { code: "expression-not-upstream", ref: "w", path: ["nodes", 1, "duration"] },
-      { code: "expression-not-upstream", ref: "later", path: ["nodes", 2, "policy", "cache", "key"] },
+      { code: "expression-unknown-ref", ref: "h", path: ["nodes", 0, "httpRequest", "headers", "a", 0], severity: "warning" },
+      { code: "expression-not-upstream", ref: "h", path: ["nodes", 0, "httpRequest", "uri"], severity: "warning" },
+      { code: "expression-not-upstream", ref: "w", path: ["nodes", 1, "duration"], severity: "warning" },
+      { code: "expression-not-upstream", ref: "later", path: ["nodes", 2, "policy", "cache", "key"], severity: "warning" },
     ],
   ],
   ["an expression whose root is computed", workflow([simple("a", { input: { x: "${${workflow.input.ref}.output}" } })]), [{ code: "invalid-expression", ref: "a", path: ["nodes", 0, "input", "x"] }]],
@@ -430,8 +444,8 @@ const invalid: [string, unknown, Expected[]][] = [
     "workflow output and variables reading what they cannot",
     workflow([simple("a")], [], { outputParameters: { r: "${ghost.output}" }, variables: { v: "${a.output}" } }),
     [
-      { code: "expression-unknown-ref", path: ["outputParameters", "r"] },
-      { code: "expression-not-upstream", path: ["variables", "v"] },
+      { code: "expression-unknown-ref", path: ["outputParameters", "r"], severity: "warning" },
+      { code: "expression-not-upstream", path: ["variables", "v"], severity: "warning" },
     ],
   ],
   // Not JSON.
@@ -439,6 +453,28 @@ const invalid: [string, unknown, Expected[]][] = [
   ["NaN", workflow([simple("a", { position: { x: Number.NaN, y: 0 } })]), [{ code: "not-json", path: ["nodes", 0, "position", "x"] }]],
   ["a Date", workflow([simple("a", { input: { when: new Date(0) } })]), [{ code: "not-json", path: ["nodes", 0, "input", "when"] }]],
   ["a __proto__ key", workflow([simple("a", { input: JSON.parse('{"__proto__": {"x": 1}}') as unknown })]), [{ code: "forbidden-key", path: ["nodes", 0, "input", "__proto__"] }]],
+  // Secrets and variables.
+  [
+    "a secret where no task is dispatched",
+    workflow([node("SWITCH", "sw", { cases: ["a"], input: { switchCaseValue: "${workflow.secrets.T}" } })], [], { outputParameters: { t: "${workflow.env.E}" } }),
+    [
+      { code: "secret-not-dispatched", ref: "sw", path: ["nodes", 0, "input", "switchCaseValue"] },
+      { code: "secret-not-dispatched", path: ["outputParameters", "t"] },
+    ],
+  ],
+  [
+    "a secret in an HTTP task's cache key",
+    workflow([node("HTTP", "h", { httpRequest: { uri: "https://x.example" }, policy: { cache: { key: "${workflow.secrets.T}", ttlSeconds: 5 } } })]),
+    [{ code: "secret-not-dispatched", ref: "h", path: ["nodes", 0, "policy", "cache", "key"] }],
+  ],
+  [
+    "a secret mixed with an upstream output, and a computed secret name",
+    workflow([simple("a"), node("HTTP", "h", { httpRequest: { uri: "https://x.example", headers: { a: "${workflow.secrets.T}:${a.output.x}", b: "${workflow.secrets.${workflow.input.n}}" } } })], chain("a", "h")),
+    [
+      { code: "invalid-secret-reference", ref: "h", path: ["nodes", 1, "httpRequest", "headers", "a"] },
+      { code: "invalid-secret-reference", ref: "h", path: ["nodes", 1, "httpRequest", "headers", "b"] },
+    ],
+  ],
 ];
 
 describe("validateDefinition reports", () => {
@@ -458,8 +494,18 @@ describe("validateDefinition reports", () => {
   it("returns the input itself when it is valid, without filling in defaults", () => {
     const def = workflow([simple("a")]);
     const result = validateDefinition(def);
-    expect(result).toEqual({ ok: true, definition: def });
+    expect(result).toEqual({ ok: true, definition: def, warnings: [] });
     if (result.ok) expect(result.definition).not.toHaveProperty("restartable");
+  });
+
+  it("accepts a definition whose only problems are warnings, returning them beside it", () => {
+    const def = workflow([simple("a", { input: { v: "${ghost.output}" } }), node("TERMINATE", "t"), simple("x")], chain("a", "t", "x"));
+    const result = validateDefinition(def);
+    expect(result.ok).toBe(true);
+    expect(result.warnings.map((w) => [w.code, w.ref, w.severity])).toEqual([
+      ["never-runs", "x", "warning"],
+      ["expression-unknown-ref", "a", "warning"],
+    ]);
   });
 
   it("accepts undefined for an absent optional field, as TypeScript callers write it", () => {

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { referencedRefs } from "./expression-refs";
+import { isDispatchedField } from "./dispatch-refs";
+import { LLM_NODE_TYPES } from "./llm-schema";
+import { analyzeDispatchString, dispatchPlaceholder, dispatchReferenceText, referencedRefs } from "./expression-refs";
 import type { DefinitionGraph, GraphEdgeInput, GraphNodeInput, UpstreamQuery } from "./graph";
 import { buildGraph } from "./graph";
 import { checkJsonLimits, pathKey } from "./json-limits";
@@ -7,6 +9,7 @@ import type { DefinitionLimits } from "./limits";
 import { DEFINITION_LIMITS } from "./limits";
 import { NODE_TYPES, fieldValue } from "./node-types";
 import type { Problem, ProblemCode, ProblemPath } from "./problems";
+import { severityOf } from "./problems";
 import type { NodeType, WorkflowDefinition, WorkflowNode } from "./schema";
 import {
   DEFAULT_CASE,
@@ -23,7 +26,9 @@ import {
  * `validateDefinition`: the one gate a definition passes before it is saved,
  * compiled or run. It reports every problem at once, each with a JSON path
  * and (when it belongs to one) the node's ref, so the editor can mark nodes
- * and fields. It never throws on any input, and its cost is linear in the
+ * and fields. Errors refuse the definition; warnings (`severity: "warning"`,
+ * see `WARNING_PROBLEM_CODES`) are node-flow's extra checks on a definition
+ * that still runs as Conductor runs it, and are returned beside it. It never throws on any input, and its cost is linear in the
  * input up to the limits in `DEFINITION_LIMITS`.
  *
  * Order of work, each step on whatever the earlier ones could make sense of:
@@ -47,9 +52,9 @@ export interface ValidateOptions {
 /** The verdict of {@link validateDefinition}. */
 export type ValidationResult =
   /** `definition` is the input itself, now typed: validation neither copies nor fills in defaults. */
-  | { ok: true; definition: WorkflowDefinition }
-  /** Every problem found, in a deterministic order (limits, shape, graph, config, expressions). */
-  | { ok: false; problems: Problem[] };
+  | { ok: true; definition: WorkflowDefinition; warnings: Problem[] }
+  /** Every error found, in a deterministic order (limits, shape, graph, config, expressions); the warnings apart. */
+  | { ok: false; problems: Problem[]; warnings: Problem[] };
 
 /**
  * Checks an untrusted value as a workflow definition and returns it typed, or
@@ -63,7 +68,8 @@ export type ValidationResult =
  *   after several SWITCH branches merges them: that is never impossible.
  *   What is provably impossible, and reported: a node all of whose incoming
  *   edges leave a TERMINATE (or nodes that themselves never run:
- *   `never-runs`), and a JOIN/EXCLUSIVE_JOIN whose `joinOn` or
+ *   `never-runs`, a warning: Conductor accepts tasks after a TERMINATE, and
+ *   they never run), and a JOIN/EXCLUSIVE_JOIN whose `joinOn` or
  *   `defaultExclusiveJoinTask` names a node that does not finish before it
  *   (`join-on-not-upstream`).
  * - **SWITCH**: each edge leaving it carries a `case`, one of its `cases` or
@@ -76,7 +82,8 @@ export type ValidationResult =
  *   and the loop's own edges connect it to its siblings. Loops do not nest
  *   (a task's identity carries one iteration number).
  * - Cycles are always errors: repetition is a DO_WHILE, never a back edge.
- * - An expression may read a node that finishes before the reader starts:
+ * - An expression may read a node that finishes before the reader starts
+ *   (anything else is a warning: Conductor resolves it to null):
  *   anything with a path of edges to it (a loop's whole body, once past the
  *   loop) and its enclosing loop (`${loop.output.iteration}`). A DO_WHILE's
  *   `input` is re-resolved for each condition check, as in Conductor, so it
@@ -86,8 +93,10 @@ export type ValidationResult =
  */
 export function validateDefinition(input: unknown, options: ValidateOptions = {}): ValidationResult {
   const limits: DefinitionLimits = { ...DEFINITION_LIMITS, ...options.limits };
-  const problems = validateAt(input, limits, 0);
-  return problems.length === 0 ? { ok: true, definition: input as WorkflowDefinition } : { ok: false, problems };
+  const found = validateAt(input, limits, 0);
+  const problems = found.filter((p) => p.severity !== "warning");
+  const warnings = found.filter((p) => p.severity === "warning");
+  return problems.length === 0 ? { ok: true, definition: input as WorkflowDefinition, warnings } : { ok: false, problems, warnings };
 }
 
 // Validation schemas: an inline sub-workflow is checked by a recursive call of
@@ -144,6 +153,7 @@ class Report {
 
   add(code: ProblemCode, message: string, path: ProblemPath, ref?: string, refs?: string[]): void {
     const problem: Problem = { code, message, path };
+    if (severityOf(code) === "warning") problem.severity = "warning";
     if (ref !== undefined) problem.ref = ref;
     if (refs !== undefined) problem.refs = refs;
     this.problems.push(problem);
@@ -212,6 +222,7 @@ function validateAt(input: unknown, limits: DefinitionLimits, inlineDepth: numbe
   // 2. Shape: the envelope, then each node and edge on its own.
   const envelope = EnvelopeSchema.safeParse(input);
   if (!envelope.success) report.zod(envelope.error, [], input);
+  checkNoteIds(own(input, "notes"), report);
   // Edges name nodes: with the nodes refused, checking them would only report every endpoint unknown.
   const nodes = Array.isArray(rawNodes) && !skip.has("nodes") ? (rawNodes as unknown[]) : [];
   const edges = Array.isArray(rawEdges) && !skip.has("edges") && !skip.has("nodes") ? (rawEdges as unknown[]) : [];
@@ -385,6 +396,18 @@ function checkEdges(
   });
 }
 
+/** Notes are checked for shape by the envelope; their ids must also be unique, as the canvas keys them. */
+function checkNoteIds(notes: unknown, report: Report): void {
+  if (!Array.isArray(notes)) return;
+  const seen = new Map<string, number>();
+  notes.forEach((note: unknown, k) => {
+    if (!isPlainObject(note) || typeof note.id !== "string") return;
+    const before = seen.get(note.id);
+    if (before === undefined) seen.set(note.id, k);
+    else report.add("duplicate-note-id", `The note id ${quote(note.id)} is also used by notes[${before}]`, ["notes", k, "id"]);
+  });
+}
+
 function crossingMessage(graph: DefinitionGraph, source: string, target: string): string {
   if (graph.parentOf(target) === source) {
     return `Edges do not enter a loop body: ${quote(source)} starts its body with the children no edge enters, so drop the edge to ${quote(target)}`;
@@ -470,12 +493,17 @@ function oneOf(report: Report, node: WorkflowNode, at: ProblemPath, forms: Recor
 }
 
 /** The queues the in-process system-task runner polls (engine/decide: a system task's queue is its type). */
-export const SYSTEM_QUEUE_NAMES: ReadonlySet<string> = new Set(["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"]);
+export const SYSTEM_QUEUE_NAMES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL", "JDBC", "LIST_MCP_TOOLS", "CALL_MCP_TOOL", ...LLM_NODE_TYPES, "INLINE", "JSON_JQ_TRANSFORM", "EVENT"]);
 
 function checkNodeConfig(report: Report, node: WorkflowNode, at: ProblemPath): void {
   const policy = node.policy;
   if (policy?.timeoutSeconds !== undefined && policy.timeoutSeconds > 0 && policy.responseTimeoutSeconds !== undefined && policy.responseTimeoutSeconds > policy.timeoutSeconds) {
-    report.add("invalid-field", "responseTimeoutSeconds must not exceed timeoutSeconds", [...at, "policy", "responseTimeoutSeconds"], node.ref);
+    report.add(
+      "response-timeout-over-timeout",
+      `responseTimeoutSeconds (${policy.responseTimeoutSeconds}) exceeds timeoutSeconds (${policy.timeoutSeconds}): the task times out after ${policy.timeoutSeconds} s before its response timeout can fire`,
+      [...at, "policy", "responseTimeoutSeconds"],
+      node.ref,
+    );
   }
   if (node.type === "SIMPLE" && node.name !== undefined && SYSTEM_QUEUE_NAMES.has(node.name)) {
     // A worker task's queue is its task definition's name, and the system-task
@@ -608,6 +636,22 @@ function templateRefs(report: Report, text: string, path: ProblemPath, ref: stri
   return found.refs;
 }
 
+/** Secrets and variables: read as written, and only where a task is dispatched (dispatch-refs.ts). */
+function checkDispatchReferences(report: Report, text: string, path: ProblemPath, ref: string | undefined, dispatched: boolean): void {
+  if (!text.includes("${workflow")) return;
+  const found = analyzeDispatchString(text);
+  for (const message of found.problems) report.add("invalid-secret-reference", message, path, ref);
+  const first = found.references[0];
+  if (first !== undefined && !dispatched) {
+    report.add(
+      "secret-not-dispatched",
+      `${dispatchReferenceText(first)} is resolved only in the input of HTTP, INLINE, JSON_JQ_TRANSFORM and worker tasks; here it would read ${JSON.stringify(dispatchPlaceholder(first))}`,
+      path,
+      ref,
+    );
+  }
+}
+
 function checkNodeExpressions(report: Report, node: WorkflowNode, at: ProblemPath, graph: DefinitionGraph, first: boolean, queries: QueryList): void {
   for (const field of NODE_TYPES[node.type].expressionFields) {
     // Conductor re-resolves a DO_WHILE's input for every condition check
@@ -615,7 +659,9 @@ function checkNodeExpressions(report: Report, node: WorkflowNode, at: ProblemPat
     const rereadsBody = node.type === "DO_WHILE" && field.length === 1 && field[0] === "input";
     const value = fieldValue(node, field);
     if (value === undefined) continue;
+    const dispatched = isDispatchedField(node.type, field);
     for (const { text, path } of templateStrings(value, [...at, ...field])) {
+      checkDispatchReferences(report, text, path, node.ref, dispatched);
       for (const ref of templateRefs(report, text, path, node.ref)) {
         if (!graph.has(ref)) {
           report.add("expression-unknown-ref", `The expression reads ${quote(ref)}, which is not the ref of any node`, path, node.ref);
@@ -638,6 +684,7 @@ function checkNodeExpressions(report: Report, node: WorkflowNode, at: ProblemPat
 function checkWorkflowExpressions(report: Report, definition: { outputParameters?: Raw | undefined; variables?: Raw | undefined }, graph: DefinitionGraph): void {
   if (definition.outputParameters !== undefined) {
     for (const { text, path } of templateStrings(definition.outputParameters, ["outputParameters"])) {
+      checkDispatchReferences(report, text, path, undefined, false);
       for (const ref of templateRefs(report, text, path, undefined)) {
         if (!graph.has(ref)) report.add("expression-unknown-ref", `The expression reads ${quote(ref)}, which is not the ref of any node`, path);
       }
@@ -645,6 +692,7 @@ function checkWorkflowExpressions(report: Report, definition: { outputParameters
   }
   if (definition.variables !== undefined) {
     for (const { text, path } of templateStrings(definition.variables, ["variables"])) {
+      checkDispatchReferences(report, text, path, undefined, false);
       for (const ref of templateRefs(report, text, path, undefined)) {
         report.add(
           graph.has(ref) ? "expression-not-upstream" : "expression-unknown-ref",

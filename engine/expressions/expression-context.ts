@@ -54,9 +54,11 @@ export interface TaskView {
 
 /**
  * Everything a template may read. There is deliberately no process
- * environment, clock or secret store here: `${workflow.env.X}`,
- * `${workflow.secrets.X}` and Conductor's environment-variable lookups all
- * resolve to null.
+ * environment, clock or secret store here: Conductor's environment-variable
+ * lookups (`${HOME}`) resolve to null, and `${workflow.secrets.X}` and
+ * `${workflow.env.X}` to their placeholders (`***`, the reference's text)
+ * unless the dispatcher resolves them (ResolveOptions.dispatch; see
+ * dispatch-references.ts).
  */
 export interface ExpressionContext {
   workflow: WorkflowView;

@@ -28,9 +28,7 @@ export type ExpressionProblemCode =
    */
   | "dynamic-root"
   /** Expressions nested deeper than MAX_EXPRESSION_NESTING: resolves to null. */
-  | "too-deep"
-  /** A Conductor/Orkes feature node-flow does not provide (`workflow.env`, `workflow.secrets`): resolves to null. */
-  | "unsupported";
+  | "too-deep";
 
 /** One problem found in a template. */
 export interface ExpressionProblem {
@@ -62,10 +60,7 @@ const SEVERITY: Record<ExpressionProblemCode, "error" | "warning"> = {
   "invalid-root": "error",
   "dynamic-root": "error",
   "too-deep": "error",
-  unsupported: "warning",
 };
-
-const UNAVAILABLE_WORKFLOW_FIELDS: ReadonlySet<string> = new Set(["env", "secrets"]);
 
 interface PathLink {
   key: string | number;
@@ -230,12 +225,8 @@ function analyzeRootedPath(path: JsonPath, expr: TemplateExpression, site: Strin
       out.workflowFields.add("*");
       continue;
     }
-    for (const field of second.names) {
-      out.workflowFields.add(field);
-      if (UNAVAILABLE_WORKFLOW_FIELDS.has(field)) {
-        site.report("unsupported", `workflow.${field} is not available in node-flow and resolves to null`, expr.start, expr.end);
-      }
-    }
+    // `secrets` and `env` are read at dispatch (dispatch-references.ts), which checks how they are used.
+    for (const field of second.names) out.workflowFields.add(field);
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ExpressionContext, TaskView, WorkflowView } from "./expression-context";
-import { MAX_INTERPOLATED_LENGTH, resolveTemplate } from "./resolve-template";
+import { MAX_INTERPOLATED_LENGTH, resolveTemplate, resolveTemplateIn } from "./resolve-template";
 
 const workflow: WorkflowView = {
   workflowId: "wf-1",
@@ -301,12 +301,27 @@ describe("escapes and malformed templates", () => {
 });
 
 describe("no access to the process environment", () => {
-  it.each(["${HOME}", "${PATH}", "${NETFLIX_ENV}", "${NETFLIX_STACK}", "${workflow.env.HOME}", "${workflow.secrets.password}", "${CPEWF_TASK_ID}"])(
-    "%s is null",
-    (template) => {
-      expect(resolve(template)).toBeNull();
-    },
-  );
+  it.each(["${HOME}", "${PATH}", "${NETFLIX_ENV}", "${NETFLIX_STACK}", "${CPEWF_TASK_ID}"])("%s is null", (template) => {
+    expect(resolve(template)).toBeNull();
+  });
+
+  it("writes secrets and variables as placeholders: they are resolved only when a task is dispatched", () => {
+    expect(resolve("${workflow.secrets.password}")).toBe("***");
+    expect(resolve("Bearer ${workflow.secrets['password']}")).toBe("Bearer ***");
+    expect(resolve("${workflow.env.HOME}/x")).toBe("${workflow.env.HOME}/x");
+    // Not one plain reference, or computed from data: nothing to read.
+    expect(resolve("${workflow.secrets}")).toBeNull();
+    expect(resolve("${workflow.secrets.password.length}")).toBeNull();
+    expect(resolve("${workflow.secrets.${workflow.input.which}}")).toBeNull();
+  });
+
+  it("reads them through the dispatcher's lookup when it gives one", () => {
+    const dispatch = (r: { kind: string; name: string }) => `${r.kind}:${r.name}`;
+    expect(resolveTemplate({ h: "Bearer ${workflow.secrets.T}", u: "${workflow.env.HOST}/${workflow.input.id}" }, contextWith({}), { dispatch })).toEqual({
+      h: "Bearer secrets:T",
+      u: "env:HOST/null",
+    });
+  });
 
   it("substitutes CPEWF_TASK_ID with the id of the task being scheduled, as Conductor does", () => {
     expect(resolve("${CPEWF_TASK_ID}", contextWith({ taskId: "t-new" }))).toBe("t-new");
@@ -369,5 +384,21 @@ describe("the context", () => {
   it("defaults a missing workflow output to {} as Conductor does", () => {
     const { output: _output, ...rest } = workflow;
     expect(resolve("${workflow.output}", contextWith({ workflow: rest }))).toEqual({});
+  });
+});
+
+describe("resolveTemplateIn", () => {
+  const roots = { body: { order: { id: 7, items: [1, 2] } }, headers: { "x-event": "paid" }, query: {} };
+
+  it("reads only the roots it is given, by Conductor's rules", () => {
+    expect(resolveTemplateIn({ id: "${body.order.id}", event: "${headers['x-event']}", text: "order ${body.order.id}", all: "${body}" }, roots)).toEqual({
+      id: 7,
+      event: "paid",
+      text: "order 7",
+      all: roots.body,
+    });
+    expect(resolveTemplateIn("${workflow.input}", roots)).toBeNull();
+    expect(resolveTemplateIn("${nothing.here}", roots)).toBeNull();
+    expect(resolveTemplateIn("${CPEWF_TASK_ID}", roots)).toBeNull();
   });
 });

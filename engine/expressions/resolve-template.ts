@@ -39,6 +39,8 @@ import type { TemplateExpression, TemplatePart } from "./template-parser";
 import { computedRoot } from "./computed-root";
 import { TASK_ID_SYSTEM_PARAMETER, taskDocument, workflowDocument } from "./expression-context";
 import type { ExpressionContext } from "./expression-context";
+import { classifyDispatchPath, dispatchPlaceholder } from "./dispatch-references";
+import type { DispatchReference } from "./dispatch-references";
 
 /**
  * Longest string an interpolation may build (UTF-16 units). Past it the string
@@ -51,6 +53,13 @@ export const MAX_INTERPOLATED_LENGTH = 32 * 1024 * 1024;
 export interface ResolveOptions {
   /** Node visits one path evaluation may spend before yielding null or []; see MAX_PATH_STEPS. */
   maxPathSteps?: number;
+  /**
+   * What `${workflow.secrets.NAME}` and `${workflow.env.NAME}` read: given
+   * only by the dispatcher, which resolves the definition's own strings when a
+   * task is sent. Without it (the decider) a reference reads its placeholder:
+   * `***` for a secret, its own text for a variable (dispatch-references.ts).
+   */
+  dispatch?: (reference: DispatchReference) => unknown;
 }
 
 // Paths repeat across evaluations of the same blueprint; parsing is cheap but not free.
@@ -93,8 +102,10 @@ function expressionDocument(context: ExpressionContext): PathDocument {
 
 interface Resolver {
   document: PathDocument;
-  context: ExpressionContext;
+  /** What `${CPEWF_TASK_ID}` reads. */
+  taskId: string | undefined;
   maxSteps: number | undefined;
+  dispatch: ((reference: DispatchReference) => unknown) | undefined;
 }
 
 /**
@@ -125,9 +136,16 @@ function evaluateExpression(expr: TemplateExpression, r: Resolver): unknown {
   const path = body.trim();
   if (path === "") return "";
   // Conductor compares the untrimmed body (EnvUtils.isEnvironmentVariable); `${ CPEWF_TASK_ID }` is a path.
-  if (body === TASK_ID_SYSTEM_PARAMETER) return r.context.taskId ?? null;
+  if (body === TASK_ID_SYSTEM_PARAMETER) return r.taskId ?? null;
   const compiled = compilePath(path);
   if (!compiled.ok) return null;
+  const dispatched = classifyDispatchPath(compiled.path);
+  if (dispatched.kind !== "other") {
+    // Only a reference written out in full, at the top of a string, names a secret or variable: a computed or
+    // nested one would let run-time data choose which value to read.
+    if (dispatched.kind === "misuse" || document !== r.document || expr.depth > 0) return null;
+    return r.dispatch === undefined ? dispatchPlaceholder(dispatched.reference) : r.dispatch(dispatched.reference);
+  }
   return evaluateJsonPath(compiled.path, document, r.maxSteps === undefined ? {} : { maxSteps: r.maxSteps });
 }
 
@@ -161,7 +179,22 @@ function resolveString(text: string, r: Resolver): unknown {
  * resolveTemplate({ url: "${workflow.input.host}/items/${fetch.output.id}", all: "${fetch.output}" }, context)
  */
 export function resolveTemplate(template: unknown, context: ExpressionContext, options: ResolveOptions = {}): unknown {
-  const r: Resolver = { document: expressionDocument(context), context, maxSteps: options.maxPathSteps };
+  return resolveWith(template, { document: expressionDocument(context), taskId: context.taskId, maxSteps: options.maxPathSteps, dispatch: options.dispatch });
+}
+
+/**
+ * The same rules over a plain document: each top-level name of `roots` is a
+ * root an expression may read (`${body.order.id}`, `${headers['x-event']}`),
+ * and nothing else resolves. For templates outside a workflow — a webhook's
+ * mapping of a call to a run's input.
+ */
+export function resolveTemplateIn(template: unknown, roots: Readonly<Record<string, unknown>>, options: ResolveOptions = {}): unknown {
+  const document: PathDocument = { top: (name) => (Object.hasOwn(roots, name) ? { found: true, value: roots[name] } : { found: false }) };
+  // No run, so no namespace to read secrets or variables of: they read null here, as any unknown root does.
+  return resolveWith(template, { document, taskId: undefined, maxSteps: options.maxPathSteps, dispatch: () => null });
+}
+
+function resolveWith(template: unknown, r: Resolver): unknown {
   if (typeof template === "string") return resolveString(template, r);
   if (!isContainer(template)) return template;
 

@@ -1,6 +1,6 @@
 import type { Db } from "../../db/pool";
 import { rolesOfUserInNamespace, strongestRole } from "../store/namespace-members";
-import { findNamespaceByName } from "../store/namespaces";
+import { findNamespaceByName, NAMESPACE_NAME_PATTERN } from "../store/namespaces";
 import type { Namespace } from "../store/namespaces";
 import { grants, roleOfScopes } from "./principal";
 import type { ApiKeyScope, NamespaceRole, Permission, Principal } from "./principal";
@@ -27,8 +27,10 @@ export async function authorizeNamespace(
   namespaceName: string,
   permission: Permission,
 ): Promise<NamespaceAuthorization> {
-  const notFound = { ok: false, status: 404, message: `Namespace "${namespaceName}" not found.` } as const;
-  const namespace = await namespaceNamed(db, namespaceName);
+  // A name no namespace can have is not looked up: a NUL in it (a path's %00)
+  // made Postgres refuse the query, a 500 for what is plainly a 404.
+  const notFound = { ok: false, status: 404, message: `Namespace "${printable(namespaceName)}" not found.` } as const;
+  const namespace = NAMESPACE_NAME_PATTERN.test(namespaceName) ? await namespaceNamed(db, namespaceName) : null;
   if (!namespace) return notFound;
 
   let role: NamespaceRole | null;
@@ -46,6 +48,12 @@ export async function authorizeNamespace(
     return { ok: false, status: 403, message: `${holder} not allow this: it needs the "${permission}" permission.` };
   }
   return { ok: true, namespaceId: namespace.id, role };
+}
+
+/** A caller's garbage as it goes back into a message: control characters escaped, and at most 100 characters of it. */
+function printable(name: string): string {
+  const shown = name.length > 100 ? `${name.slice(0, 100)}…` : name;
+  return shown.replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Names remembered per database handle at most; past it the map starts over. */

@@ -7,7 +7,7 @@ const depsByContext = new WeakMap<WebContext, ConductorDeps>();
 export function conductorDepsOf(context: WebContext): ConductorDeps {
   let deps = depsByContext.get(context);
   if (deps === undefined) {
-    deps = { db: context.db, blobs: context.blobs, notifier: context.notifier, secret: context.config.secret, logger: context.logger };
+    deps = { db: context.db, blobs: context.blobs, notifier: context.notifier, secret: context.config.secret, previousSecrets: context.config.previousSecrets, logger: context.logger };
     depsByContext.set(context, deps);
   }
   return deps;

@@ -22,6 +22,9 @@ import {
   updateTaskByRefRoute,
   updateTaskV2Route,
 } from "./routes/task-routes";
+import { EVENT_ROUTES } from "./routes/event-routes";
+import { SECRET_ROUTES } from "./routes/secret-routes";
+import { SCHEDULER_ROUTES } from "./routes/scheduler-routes";
 import { tokenRoute } from "./routes/token-route";
 import {
   executeWorkflowRoute,
@@ -80,4 +83,7 @@ export const CONDUCTOR_ROUTES: readonly AnyConductorRoute[] = [
   retryWorkflowRoute,
   rerunWorkflowRoute,
   skipTaskRoute,
+  ...EVENT_ROUTES,
+  ...SECRET_ROUTES,
+  ...SCHEDULER_ROUTES,
 ];

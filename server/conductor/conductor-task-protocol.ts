@@ -1,7 +1,10 @@
 import type { TaskExecutionRow } from "../../db/schema";
 import { SYSTEM_QUEUE_NAMES } from "../../engine";
+import { countWorkerPoll } from "../lib/metrics";
 import { offloadIfLarge, resolvePayload, resolveTaskPayloads } from "../lib/payload-offload";
 import { reportTaskResult } from "../tasks/report-task-result";
+import { dispatchWorkerTasks } from "../secrets/dispatch-worker-tasks";
+import { sealingKeysOf, secretLookup } from "../secrets/secrets";
 import { findForkTask, findRetryOf, recordTaskProgress, taskSequenceNumbers, workflowHeaders } from "../store/conductor-queries";
 import { getTaskInNamespace } from "../store/task-executions";
 import type { TaskWithoutPayloads } from "../store/task-executions";
@@ -106,12 +109,16 @@ export async function leaseConductorTasks(
   deps: ConductorDeps,
   input: { namespaceId: string; queueName: string; count: number; timeoutMs: number; workerId: string; signal?: AbortSignal | undefined },
 ): Promise<Record<string, unknown>[]> {
+  // A poll, or an update-v2 asking for the next task: a worker at work either way (the active-workers gauge).
+  countWorkerPoll(input.queueName, input.workerId);
   const leased = await pollTasks({ db: deps.db, notifier: deps.notifier() }, { ...input, leaseSeconds: CONDUCTOR_LEASE_SECONDS });
   // A lost blob fails the poll; the leases stay and expire, and the sweeper hands the tasks on.
+  // Secrets and variables are resolved in the copies handed out (dispatch-worker-tasks.ts), never in what is stored.
+  const secrets = secretLookup(deps.db, sealingKeysOf({ secret: deps.secret, previousSecrets: deps.previousSecrets ?? [] }));
   return conductorTasks(
     deps,
     input.namespaceId,
-    leased.map((l) => l.task),
+    await dispatchWorkerTasks({ db: deps.db, blobs: deps.blobs, secrets }, leased.map((l) => l.task)),
     { lookUpRetries: false },
   );
 }

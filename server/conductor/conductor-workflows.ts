@@ -1,6 +1,6 @@
 import type { TaskExecutionRow, WorkflowStatus } from "../../db/schema";
 import { WORKFLOW_STATUSES, isTerminalTaskStatus, isTerminalWorkflowStatus } from "../../engine";
-import { WORKFLOW_EVENTS_CHANNEL } from "../lib/notifier";
+import { waitForWorkflowEvent } from "../executions/wait-for-workflow";
 import { resolvePayload, resolveTaskPayloads } from "../lib/payload-offload";
 import type { WorkflowSearchFilter } from "../store/conductor-queries";
 import { listWorkflowTasks } from "../store/task-executions";
@@ -66,38 +66,12 @@ export async function loadConductorWorkflow(
   return { workflow: toConductorWorkflow({ ...row, input, output }, tasks), status: row.status, tasks: rows };
 }
 
-/**
- * Waits until the workflow has ended — or, with `untilTaskRef`, until that
- * task has — or `timeoutMs` has passed. Woken by the workflow's events
- * (the WorkflowEvents trigger's NOTIFY), and re-checks every 250 ms as well:
- * a notification is an optimisation, never a guarantee.
- */
+/** Waits until the workflow has ended — or, with `untilTaskRef`, until that task has — or `timeoutMs` has passed. */
 export async function waitForWorkflow(
   deps: ConductorDeps,
   input: { namespaceId: string; workflowId: string; timeoutMs: number; untilTaskRef?: string; signal?: AbortSignal },
 ): Promise<void> {
-  const deadline = Date.now() + input.timeoutMs;
-  let wake: (() => void) | undefined;
-  // Subscribed before the first read, so an event between the read and the wait is not missed.
-  const unsubscribe = deps.notifier()?.subscribe(WORKFLOW_EVENTS_CHANNEL, input.workflowId, () => wake?.());
-  try {
-    for (;;) {
-      if (await reached(deps, input)) return;
-      const remaining = deadline - Date.now();
-      if (remaining <= 0 || input.signal?.aborted === true) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, Math.min(remaining, 250));
-        function finish() {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = finish;
-      });
-    }
-  } finally {
-    unsubscribe?.();
-  }
+  await waitForWorkflowEvent(deps, { workflowId: input.workflowId, timeoutMs: input.timeoutMs, signal: input.signal, reached: () => reached(deps, input) });
 }
 
 async function reached(deps: ConductorDeps, input: { namespaceId: string; workflowId: string; untilTaskRef?: string }): Promise<boolean> {

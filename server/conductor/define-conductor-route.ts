@@ -31,6 +31,8 @@ export interface ConductorDeps {
   notifier: () => Notifier | null;
   /** The server secret (NODE_FLOW_SECRET): what tokens are signed with. */
   secret: string;
+  /** Instance secrets used before `secret`: namespace secrets sealed under them still open. */
+  previousSecrets?: readonly string[];
   /** Lifetime of a minted token; DEFAULT_TOKEN_TTL_SECONDS by default. */
   tokenTtlSeconds?: number;
   logger?: ConductorLogger;

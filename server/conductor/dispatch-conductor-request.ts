@@ -7,7 +7,8 @@ import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } fro
 import { routeTableMatcher } from "../web/route-table";
 import { DEFAULT_MAX_BODY_BYTES, queryObject, readJsonBody } from "../rest/dispatch";
 import { HttpProblem } from "../rest/problem";
-import { ConductorError, authErrorAnswer, errorAnswer, jsonAnswer, validationFailed, zodValidationErrors } from "./conductor-error";
+import { unstorableText } from "../lib/unstorable-input";
+import { ConductorError, authErrorAnswer, dottedPath, errorAnswer, jsonAnswer, validationFailed, zodValidationErrors } from "./conductor-error";
 import type { ConductorValidationError } from "./conductor-error";
 import { verifyConductorToken } from "./conductor-token";
 import type { AnyConductorRoute, ConductorAnswer, ConductorDeps } from "./define-conductor-route";
@@ -92,7 +93,7 @@ export async function answerConductorRequest(deps: ConductorDeps | (() => Conduc
     return isHead ? withoutBody(answer) : answer;
   } catch (error) {
     if (error instanceof ConductorError) return errorAnswer(error);
-    if (error instanceof HttpProblem) return errorAnswer(new ConductorError(error.problem.status, error.problem.detail));
+    if (error instanceof HttpProblem) return errorAnswer(conductorErrorOf(error));
     if (isDatabaseOutage(error, resolvedDeps?.logger)) {
       const answer = errorAnswer(new ConductorError(503, OUTAGE_MESSAGE));
       return { ...answer, headers: { ...answer.headers, "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) } };
@@ -121,12 +122,14 @@ async function serve(deps: ConductorDeps, resolved: Resolved, url: URL, request:
   }
 
   const errors: ConductorValidationError[] = [];
+  const rawQuery = queryObject(url.searchParams);
+  errors.push(...unstorableParameters(rawParams, "path"), ...unstorableParameters(rawQuery, "query"));
   const params = validate(route.params, rawParams, "path", errors);
-  const query = validate(route.query, queryObject(url.searchParams), "query", errors);
+  const query = validate(route.query, rawQuery, "query", errors);
   let body: unknown;
   if (route.body !== undefined) {
-    const raw = route.textBody === true ? await readTextBody(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : await readJsonBody(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-    body = validate(route.body, raw, "body", errors);
+    const raw = await readBodyCollecting(request, route.textBody === true, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, errors);
+    if (raw.ok) body = validate(route.body, raw.value, "body", errors);
   }
   if (errors.length > 0) throw validationFailed(errors);
 
@@ -143,6 +146,56 @@ function validate(schema: z.ZodType | undefined, value: unknown, root: string, e
   if (parsed.success) return parsed.data;
   errors.push(...zodValidationErrors(parsed.error.issues, root));
   return undefined;
+}
+
+/** A NUL in a path parameter or query value (%00) would reach SQL as text Postgres refuses: a 400 naming it instead. */
+function unstorableParameters(values: Record<string, string | string[]>, root: "path" | "query"): ConductorValidationError[] {
+  const errors: ConductorValidationError[] = [];
+  for (const [key, value] of Object.entries(values)) {
+    for (const [i, one] of (Array.isArray(value) ? value : [value]).entries()) {
+      const problem = unstorableText(one);
+      if (problem !== null) errors.push({ path: dottedPath(root, Array.isArray(value) ? [key, i] : [key]), message: `The value ${problem}` });
+    }
+  }
+  return errors;
+}
+
+/**
+ * The body (JSON, or a `textBody` route's text), with an unstorable one's
+ * problem added to the other validation errors rather than answered alone.
+ */
+async function readBodyCollecting(request: ApiRequest, text: boolean, limit: number, errors: ConductorValidationError[]): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  if (text) {
+    const line = await readTextBody(request, limit);
+    const problem = line === undefined ? null : unstorableText(line);
+    if (problem === null) return { ok: true, value: line };
+    errors.push({ path: "body", message: `The body ${problem}` });
+    return { ok: false };
+  }
+  try {
+    return { ok: true, value: await readJsonBody(request, limit) };
+  } catch (error) {
+    if (!(error instanceof HttpProblem) || error.problem.errors === undefined) throw error;
+    errors.push(...error.problem.errors.map((e) => ({ path: dottedPathOfPointer(e.pointer), message: e.message })));
+    return { ok: false };
+  }
+}
+
+/** A REST problem (readJsonBody's, a shared service's) in Conductor's shape, its field pointers as Conductor's dotted paths. */
+function conductorErrorOf(error: HttpProblem): ConductorError {
+  const { status, detail, errors } = error.problem;
+  return new ConductorError(status, detail, errors?.map((e) => ({ path: dottedPathOfPointer(e.pointer), message: e.message })));
+}
+
+/** `/body/tasks/0/name` → `body.tasks[0].name`. */
+function dottedPathOfPointer(pointer: string): string {
+  const segments = pointer
+    .split("/")
+    .slice(1)
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^(0|[1-9][0-9]*)$/.test(s) ? Number(s) : s));
+  const [root, ...rest] = segments;
+  return dottedPath(String(root ?? ""), rest);
 }
 
 async function readTextBody(request: ApiRequest, limit: number): Promise<string | undefined> {

@@ -9,6 +9,7 @@ import { getTaskDefinition } from "../store/task-definitions";
 import { getWorkflowDefinition } from "../store/workflow-definitions";
 import type { ConductorValidationError } from "./conductor-error";
 import { dottedPath } from "./conductor-error";
+import { missingDispatchReferences } from "../definitions/check-dispatch-references";
 
 /**
  * Registers a Conductor WorkflowDef: imported through the engine into the
@@ -34,8 +35,24 @@ import { dottedPath } from "./conductor-error";
  * after the change — where Conductor reads it at every schedule.
  */
 
+/**
+ * What registration tells the caller beside storing the definition: node-flow's
+ * extra checks on a definition Conductor accepts (a task after a TERMINATE, an
+ * expression naming a ref that does not exist, a response timeout beyond the
+ * timeout) and what the import changed (a field dropped, a LAMBDA run as
+ * INLINE). Answered as `{"warnings": [...]}` where Conductor answers `{}`.
+ */
+export interface ConductorRegistrationWarning {
+  code: string;
+  message: string;
+  /** Where in the WorkflowDef, dotted like a validation error's path. */
+  path: string;
+  /** The taskReferenceName it is about. */
+  ref?: string;
+}
+
 export type RegisterConductorWorkflowResult =
-  | { ok: true; name: string; version: number; outcome: "created" | "unchanged" | "new-version" }
+  | { ok: true; name: string; version: number; outcome: "created" | "unchanged" | "new-version"; warnings: ConductorRegistrationWarning[] }
   | { ok: false; reason: "invalid"; errors: ConductorValidationError[] }
   | { ok: false; reason: "exists"; message: string };
 
@@ -49,10 +66,20 @@ export interface RegisterConductorWorkflowInput {
   pathPrefix?: string;
 }
 
-/** Every problem the import found, as Conductor-style validation errors pointing into the WorkflowDef. */
-export function importConductorDefinition(workflowDef: unknown, pathPrefix = ""): { ok: true; definition: WorkflowDefinition } | { ok: false; errors: ConductorValidationError[] } {
+/** Every problem the import found, as Conductor-style validation errors pointing into the WorkflowDef; its warnings when it succeeded. */
+export function importConductorDefinition(
+  workflowDef: unknown,
+  pathPrefix = "",
+): { ok: true; definition: WorkflowDefinition; warnings: ConductorRegistrationWarning[] } | { ok: false; errors: ConductorValidationError[] } {
   const imported = importConductorWorkflow(workflowDef);
-  if (imported.ok) return { ok: true, definition: imported.definition };
+  if (imported.ok) {
+    const warnings = imported.warnings.map((w) => {
+      const out: ConductorRegistrationWarning = { code: w.code, message: w.message, path: dottedPath(pathPrefix, w.path) || (pathPrefix === "" ? "workflowDef" : pathPrefix) };
+      if (w.ref !== undefined) out.ref = w.ref;
+      return out;
+    });
+    return { ok: true, definition: imported.definition, warnings };
+  }
   return {
     ok: false,
     errors: imported.problems.map((p) => ({
@@ -78,14 +105,25 @@ function sameGraph(stored: unknown, definition: WorkflowDefinition): boolean {
 export async function registerConductorWorkflow(db: Db, input: RegisterConductorWorkflowInput): Promise<RegisterConductorWorkflowResult> {
   const imported = importConductorDefinition(input.workflowDef, input.pathPrefix);
   if (!imported.ok) return { ok: false, reason: "invalid", errors: imported.errors };
-  return storeImportedDefinition(db, { ...input, definition: imported.definition });
+  const missing = await missingReferenceErrors(db, input.namespaceId, imported.definition, input.pathPrefix);
+  if (missing.length > 0) return { ok: false, reason: "invalid", errors: missing };
+  const stored = await storeImportedDefinition(db, { ...input, definition: imported.definition });
+  return stored.ok ? { ...stored, warnings: imported.warnings } : stored;
+}
+
+/** The secrets and variables an imported definition names that the namespace lacks, as Conductor validation errors. */
+export async function missingReferenceErrors(db: Db, namespaceId: string, definition: WorkflowDefinition, pathPrefix = ""): Promise<ConductorValidationError[]> {
+  return (await missingDispatchReferences(db, namespaceId, definition)).map((p) => ({
+    path: pathPrefix === "" ? "workflowDef" : pathPrefix,
+    message: `${p.message}${p.ref === undefined ? "" : ` (task ${p.ref})`} [${p.code}]`,
+  }));
 }
 
 /** Stores an already imported definition (PUT of a list validates every one before storing any). */
 export async function storeImportedDefinition(
   db: Db,
   input: Omit<RegisterConductorWorkflowInput, "workflowDef" | "pathPrefix"> & { definition: WorkflowDefinition },
-): Promise<Extract<RegisterConductorWorkflowResult, { ok: true } | { reason: "exists" }>> {
+): Promise<{ ok: true; name: string; version: number; outcome: "created" | "unchanged" | "new-version" } | Extract<RegisterConductorWorkflowResult, { reason: "exists" }>> {
   const { definition, namespaceId } = input;
   const name = definition.name;
   const requested = definition.version ?? 1;

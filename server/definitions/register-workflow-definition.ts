@@ -4,6 +4,7 @@ import type { Problem } from "@/engine";
 import { appendAuditEvent, auditActorColumns } from "../store/audit-events";
 import type { AuditActor } from "../store/audit-events";
 import { insertNextWorkflowDefinitionVersion } from "../store/workflow-definitions";
+import { missingDispatchReferences } from "./check-dispatch-references";
 
 export interface RegisterWorkflowDefinitionInput {
   namespaceId: string;
@@ -21,7 +22,8 @@ export interface RegisterWorkflowDefinitionInput {
 }
 
 export type RegisterWorkflowDefinitionResult =
-  | { ok: true; id: string; name: string; version: number }
+  /** `warnings`: node-flow's extra checks the saved definition still fails (a node that never runs, …); saved anyway. */
+  | { ok: true; id: string; name: string; version: number; warnings: Problem[] }
   /** The definition is not valid: every problem, each with its JSON path and, when it has one, its node's ref. Nothing was stored. */
   | { ok: false; reason: "invalid"; problems: Problem[] }
   | { ok: false; reason: "namespace-not-found"; message: string };
@@ -33,7 +35,8 @@ const FOREIGN_KEY_VIOLATION = "23503";
  * Saves `definition` as the next version of its name in the namespace
  * ("The diagram is the definition": versions are immutable, so saving always
  * makes a new one). It is validated first — an invalid definition is a result
- * listing every problem, never an exception — then compiled to its blueprint,
+ * listing every problem, never an exception; the secrets and variables it
+ * reads must exist in the namespace — then compiled to its blueprint,
  * and graph and blueprint are stored together in one row. A `version` in the
  * submitted definition is ignored: versions are assigned here, and the stored
  * graph carries the assigned one.
@@ -52,6 +55,8 @@ export async function registerWorkflowDefinition(
   const validation = validateDefinition(input.definition);
   if (!validation.ok) return { ok: false, reason: "invalid", problems: validation.problems };
   const definition = validation.definition;
+  const missing = await missingDispatchReferences(db, input.namespaceId, definition);
+  if (missing.length > 0) return { ok: false, reason: "invalid", problems: missing };
   // A valid definition compiles; if it does not, that is a bug worth a 500.
   const blueprint = compile(definition);
   try {
@@ -74,7 +79,7 @@ export async function registerWorkflowDefinition(
         });
       },
     });
-    return { ok: true, id: row.id, name: row.name, version: row.version };
+    return { ok: true, id: row.id, name: row.name, version: row.version, warnings: validation.warnings };
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION) {
       return { ok: false, reason: "namespace-not-found", message: `Namespace ${input.namespaceId} does not exist` };

@@ -73,7 +73,7 @@ async function endTask(ctx: CommandContext, c: CommandOf<"completeTask" | "failT
       reasonForIncompletion: c.reasonForIncompletion ?? null,
       startedAt: now,
     });
-    if (created) ctx.events.push({ type, refName: c.key.ref, taskId: created.id, status: c.status });
+    if (created) ctx.events.push({ type, refName: c.key.ref, taskId: created.id, status: c.status, data: taskTimes(now, now) });
     return;
   }
   await ctx.dequeue(c.taskId);
@@ -92,7 +92,24 @@ async function endTask(ctx: CommandContext, c: CommandOf<"completeTask" | "failT
   if (!row) ctx.miss(`${c.kind} ${describeKey(c.key)} from ${c.from}`);
   // A HUMAN attempt the decider ended (its timeoutSeconds ran out) leaves no item open in anyone's inbox.
   if (row.taskType === "HUMAN") await cancelOpenHumanTasks(trx, workflowId, { taskId: c.taskId, now, status: c.status === "TIMED_OUT" ? "EXPIRED" : "CANCELED" });
-  ctx.events.push({ type, refName: c.key.ref, taskId: c.taskId, status: c.status, data: c.reasonForIncompletion ? { reason: c.reasonForIncompletion } : {} });
+  ctx.events.push({
+    type,
+    refName: c.key.ref,
+    taskId: c.taskId,
+    status: c.status,
+    data: { ...taskTimes(row.startedAt, now), ...(c.reasonForIncompletion ? { reason: c.reasonForIncompletion } : {}) },
+  });
+}
+
+/**
+ * The task's own start and end, for an event that ends (or starts) it. The
+ * event's `at` is when the decider wrote it — for a worker's report, the
+ * evaluation after it — so a live view that took `at` for the task's times
+ * showed a different duration than the stored row (0 ms for a task that
+ * started and failed between two snapshots).
+ */
+function taskTimes(startedAt: Date | null, endedAt: Date | null): { startedAt?: string; endedAt?: string } {
+  return { ...(startedAt ? { startedAt: startedAt.toISOString() } : {}), ...(endedAt ? { endedAt: endedAt.toISOString() } : {}) };
 }
 
 const WORKFLOW_END_STATUS = {
@@ -203,7 +220,7 @@ const COMMAND_HANDLERS: CommandHandlers = {
     );
     if (!row) ctx.miss(`cancelTask ${describeKey(c.key)} from ${c.from}`);
     if (row.taskType === "HUMAN") await cancelOpenHumanTasks(trx, workflowId, { taskId: c.taskId, now });
-    ctx.events.push({ type: "TASK_CANCELED", refName: c.key.ref, taskId: c.taskId, status: "CANCELED", data: { reason: c.reason } });
+    ctx.events.push({ type: "TASK_CANCELED", refName: c.key.ref, taskId: c.taskId, status: "CANCELED", data: { ...taskTimes(row.startedAt, now), reason: c.reason } });
   },
 
   async startTask(ctx: CommandContext, c) {
@@ -212,7 +229,7 @@ const COMMAND_HANDLERS: CommandHandlers = {
     if (!row) ctx.miss(`startTask ${describeKey(c.key)} from ${c.from}`);
     ctx.inserted.set(keyText(c.key), c.taskId);
     if (row.taskType === "HUMAN") await openHumanTask(trx, row, c.input, now);
-    ctx.events.push({ type: "TASK_STARTED", refName: c.key.ref, taskId: c.taskId, status: "IN_PROGRESS" });
+    ctx.events.push({ type: "TASK_STARTED", refName: c.key.ref, taskId: c.taskId, status: "IN_PROGRESS", data: taskTimes(now, null) });
   },
 
   async updateTask(ctx: CommandContext, c) {
@@ -276,6 +293,7 @@ const COMMAND_HANDLERS: CommandHandlers = {
         data: {
           iteration: row.iteration,
           attempt: row.attempt,
+          ...taskTimes(row.startedAt, row.endedAt),
           ...(row.reasonForIncompletion ? { reason: row.reasonForIncompletion.slice(0, 500) } : {}),
         },
       });

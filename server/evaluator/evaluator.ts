@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type { Kysely, Transaction } from "kysely";
 import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../../db/schema";
 import { decide, refsToLoad } from "../../engine";
-import type { Blueprint, EvaluationState, FiredTimer, ScriptEvaluator, TaskSnapshot, UnprocessedRef } from "../../engine";
+import type { Blueprint, Command, EvaluationState, FiredTimer, ScriptEvaluator, TaskSnapshot, UnprocessedRef } from "../../engine";
 import type { BlobStore } from "../lib/blob-store";
 import { LruCache } from "../lib/lru-cache";
 import { resolvePayload, resolveTaskPayloads } from "../lib/payload-offload";
@@ -67,6 +67,23 @@ export interface EvaluatorDeps extends CommandDeps {
   onEvaluation?: (durationMs: number, outcome: "committed" | "conflict" | "failed") => void;
   /** Running loops' outputs already read, kept across evaluations (loop-output-cache.ts); without it every read is whole. */
   loopOutputs?: LoopOutputCache;
+  /**
+   * Told, after each commit, what the committed evaluations saw and did: the workload metrics and the traces
+   * (server/evaluator/observe-evaluations.ts) are built from rows already in hand, at no cost in statements.
+   * Never called for a rolled-back transaction, whose ended tasks are seen again by the evaluation that follows.
+   */
+  onCommitted?: (evaluations: readonly CommittedEvaluation[]) => void;
+}
+
+/** One committed evaluation, as {@link EvaluatorDeps.onCommitted} is told of it. */
+export interface CommittedEvaluation {
+  workflow: WorkflowExecutionRow;
+  /** The ended task rows it reacted to (ended by a worker, a system task, an operator), as it loaded them. */
+  endedTasks: readonly TaskExecutionRow[];
+  /** `ref\u0000iteration` of each task it scheduled a retry of. */
+  retried: ReadonlySet<string>;
+  /** Set when it ended the run. */
+  ending?: { status: string; at: Date; reasonForIncompletion: string | null };
 }
 
 export interface EvaluateBatchOptions {
@@ -110,8 +127,10 @@ export async function evaluateBatch(deps: EvaluatorDeps, options: EvaluateBatchO
       for (let i = 0; i < count; i++) deps.onEvaluation?.(share, result);
     };
     try {
-      claimed = await deps.db.transaction().execute((trx) => evaluateClaims(deps, trx, wanted, offset));
+      const committed: CommittedEvaluation[] = [];
+      claimed = await deps.db.transaction().execute((trx) => evaluateClaims(deps, trx, wanted, offset, deps.onCommitted ? committed : undefined));
       if (claimed > 0) observe("committed", claimed);
+      if (committed.length > 0) deps.onCommitted?.(committed);
     } catch (error) {
       observe(error instanceof CompareAndSetMiss ? "conflict" : "failed", 1);
       if (error instanceof CompareAndSetMiss) {
@@ -178,7 +197,13 @@ class ClaimedEvaluationFailure extends Error {
  * wrote, a subtransaction xid of its own — 4 of the 15 write transactions of a
  * 3-task run — to serve only the failure path.
  */
-async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, limit: number, offset: number): Promise<number> {
+async function evaluateClaims(
+  deps: EvaluatorDeps,
+  trx: Transaction<Database>,
+  limit: number,
+  offset: number,
+  committed: CommittedEvaluation[] | undefined,
+): Promise<number> {
   // What the frontiers and the references read share, so neither payload of a row is read twice (task-executions.ts).
   const reads = new EvaluationReads(deps.loopOutputs);
   const known = reads.known();
@@ -213,17 +238,34 @@ async function evaluateClaims(deps: EvaluatorDeps, trx: Transaction<Database>, l
   }
   const loadedRefs = await loadLatestByRefsOf(trx, refRequests, reads);
   const tails: EvaluationTail[] = [];
+  const retried = new Map<string, Set<string>>();
   for (const { workflow: wf, reason } of running) {
     const loaded = { blueprint: blueprints.get(wf.id)!, frontierRows: frontiers.get(wf.id) ?? [], loadedRows: loadedRefs.get(wf.id) ?? [] };
-    tails.push(await attributed(wf.id, () => evaluateClaimed(deps, trx, wf, loaded, decodeTimerReason(reason))));
+    const { tail, commands } = await attributed(wf.id, () => evaluateClaimed(deps, trx, wf, loaded, decodeTimerReason(reason)));
+    tails.push(tail);
+    if (committed) retried.set(wf.id, retriesOf(commands));
   }
   // Written for every workflow at once; when it fails with several in hand, no one of them can be named, and the
   // batch goes on one workflow per transaction, where the failure is that workflow's own.
-  if (tails.length === 1) await attributed(tails[0]!.workflow.id, () => finishTails(trx, tails));
-  else await finishTails(trx, tails).catch((error: unknown) => {
-    if (error instanceof CompareAndSetMiss) throw error;
-    throw new BatchedWriteFailure(error, claims.length);
-  });
+  const finishes =
+    tails.length === 1
+      ? await attributed(tails[0]!.workflow.id, () => finishTails(trx, tails))
+      : await finishTails(trx, tails).catch((error: unknown) => {
+          if (error instanceof CompareAndSetMiss) throw error;
+          throw new BatchedWriteFailure(error, claims.length);
+        });
+  if (committed) {
+    for (const [i, tail] of tails.entries()) {
+      const finish = finishes[i]!;
+      const seen = new Set(finish.seenTaskIds);
+      committed.push({
+        workflow: tail.workflow,
+        endedTasks: (frontiers.get(tail.workflow.id) ?? []).filter((row) => row.endedAt !== null && seen.has(row.id)),
+        retried: retried.get(tail.workflow.id) ?? new Set(),
+        ...(finish.ending ? { ending: { status: finish.ending.status, at: finish.at, reasonForIncompletion: finish.ending.reasonForIncompletion } } : {}),
+      });
+    }
+  }
   return claims.length;
 }
 
@@ -249,7 +291,7 @@ class BatchedWriteFailure extends Error {
  * finish keeps the TASK_SCHEDULED of a row only if it was inserted —
  * unless a task opens an inbox entry, which needs its inserted row first.
  */
-async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<void> {
+async function finishTails(trx: Transaction<Database>, tails: readonly EvaluationTail[]): Promise<EvaluationFinish[]> {
   const rows = tails.flatMap((tail) => tail.pending.rows);
   const unanswered = rows.length > 0 && !tails.some((tail) => tail.pending.batch.some(({ command }) => opensInboxEntry(command)));
   const byWorkflow = new Map<string, TaskWithoutPayloads[]>();
@@ -264,6 +306,14 @@ async function finishTails(trx: Transaction<Database>, tails: readonly Evaluatio
     finishes.push(await tail.finish());
   }
   await finishEvaluations(trx, finishes, { commit: true, ...(unanswered ? { before: insertAndEnqueueTasksStatement(trx, rows) } : {}) });
+  return finishes;
+}
+
+/** `ref\u0000iteration` of each task a decision schedules a further attempt of. */
+function retriesOf(commands: readonly Command[]): Set<string> {
+  const keys = new Set<string>();
+  for (const c of commands) if (c.kind === "scheduleTask" && c.key.attempt > 0) keys.add(`${c.key.ref}\u0000${c.key.iteration}`);
+  return keys;
 }
 
 /**
@@ -298,7 +348,7 @@ async function evaluateClaimed(
   wf: WorkflowExecutionRow,
   { blueprint, frontierRows, loadedRows }: { blueprint: Blueprint; frontierRows: TaskExecutionRow[]; loadedRows: TaskExecutionRow[] },
   firedTimer: FiredTimer | undefined,
-): Promise<EvaluationTail> {
+): Promise<{ tail: EvaluationTail; commands: readonly Command[] }> {
   const workflowId = wf.id;
 
   // Invariant 8: every payload resolved before decide sees it.
@@ -334,7 +384,7 @@ async function evaluateClaimed(
     deps.logger?.[d.level]({ workflowId, code: d.code, ref: d.ref }, `decide: ${d.message}`);
   }
 
-  return applyCommands(deps, trx, wf, frontierRows, decision.commands, now);
+  return { tail: await applyCommands(deps, trx, wf, frontierRows, decision.commands, now), commands: decision.commands };
 }
 
 function requireBlobs(deps: EvaluatorDeps): BlobStore {

@@ -9,6 +9,7 @@ import { offloadIfLarge } from "../lib/payload-offload";
 import type { OffloadedPayload } from "../lib/payload-offload";
 import { enqueueDecidesFrom } from "../store/decide-queues";
 import { claimIdempotencyKey, claimIdempotencyKeyQuery } from "../store/idempotency-keys";
+import { insertOutboxEventForHandlers } from "../store/outbox-events";
 import { getDefinitionToStart } from "../store/workflow-definitions";
 import type { DefinitionToStart } from "../store/workflow-definitions";
 import { insertWorkflowEventsQuery } from "../store/workflow-events";
@@ -35,6 +36,13 @@ export interface StartExecutionInput {
   createdBy?: string | null;
   parentWorkflowId?: string | null;
   parentTaskId?: string | null;
+  /**
+   * An event announcing the start, written to the outbox in the start's own
+   * transaction when the run is created (not when a key returns an existing
+   * run) and only if an active event handler listens to `topic`: a webhook
+   * call as `webhook:<name>` (server/webhooks/receive-webhook.ts).
+   */
+  announce?: { topic: string; payload: (workflowId: string) => unknown };
 }
 
 /** One reason the input was refused: where in the input, and why. */
@@ -100,7 +108,16 @@ export async function startExecution(deps: StartExecutionDeps, input: StartExecu
   const rows = { workflowId, def, input, priority, idempotencyKey: key, payload };
   let outcome: Outcome;
   try {
-    if (key === null) {
+    if (input.announce !== undefined) {
+      const announce = input.announce;
+      outcome = await db.transaction().execute(async (trx) => {
+        const started: Outcome = key === null ? (await insertStartedExecution(trx, rows), { kind: "created", workflowId }) : await startWithKey(trx, rows, { key, strategy });
+        if (started.kind === "created") {
+          await insertOutboxEventForHandlers(trx, { namespaceId: input.namespaceId, topic: announce.topic, workflowId, payload: announce.payload(workflowId) });
+        }
+        return started;
+      });
+    } else if (key === null) {
       // Nothing to be atomic with: the execution's one statement commits on its own, without BEGIN and COMMIT round trips.
       await insertStartedExecution(db, rows);
       outcome = { kind: "created", workflowId };

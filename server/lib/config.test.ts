@@ -50,3 +50,45 @@ describe("loadConfig: HTTP and metrics settings", () => {
     expect(problems({ ...base, NODE_FLOW_METRICS_PORT: "-1" }).join("\n")).toMatch(/NODE_FLOW_METRICS_PORT must be 0/);
   });
 });
+
+describe("loadConfig: workload metric labels and tracing", () => {
+  it("defaults: no allow-lists (the first names seen), tracing off", () => {
+    const config = loadConfig(base);
+    expect(config.metricsWorkflows).toBeUndefined();
+    expect(config.metricsTasks).toBeUndefined();
+    expect(config.tracing).toBeUndefined();
+    expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing).toBeUndefined();
+  });
+
+  it("reads the allow-lists as comma-separated names, trimmed, empty entries dropped", () => {
+    const config = loadConfig({ ...base, NODE_FLOW_METRICS_WORKFLOWS: " orders , refunds,,", NODE_FLOW_METRICS_TASKS: "charge" });
+    expect(config.metricsWorkflows).toEqual(["orders", "refunds"]);
+    expect(config.metricsTasks).toEqual(["charge"]);
+    // Set but empty: an empty list, every name "other" — not the first-seen default.
+    expect(loadConfig({ ...base, NODE_FLOW_METRICS_WORKFLOWS: "" }).metricsWorkflows).toEqual([]);
+  });
+
+  it("exports traces over OTLP/HTTP to the endpoint's /v1/traces, or to the traces endpoint as given", () => {
+    expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: "otlp" }).tracing).toEqual({ url: "http://localhost:4318/v1/traces", serviceName: "node-flow" });
+    expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/", OTEL_SERVICE_NAME: "nf-prod" }).tracing).toEqual({
+      url: "http://collector:4318/v1/traces",
+      serviceName: "nf-prod",
+    });
+    expect(
+      loadConfig({
+        ...base,
+        OTEL_TRACES_EXPORTER: "otlp",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example.test/ingest",
+      }).tracing?.url,
+    ).toBe("https://traces.example.test/ingest");
+  });
+
+  it("names a bad exporter or endpoint", () => {
+    const found = problems({ ...base, OTEL_TRACES_EXPORTER: "jaeger", OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "nowhere" });
+    expect(found).toHaveLength(3);
+    expect(found.join("\n")).toMatch(/OTEL_TRACES_EXPORTER must be none or otlp/);
+    expect(found.join("\n")).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/);
+    expect(found.join("\n")).toMatch(/OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http\(s\) URL/);
+  });
+});

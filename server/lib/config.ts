@@ -35,6 +35,8 @@ const envSchema = z.object({
   NODE_FLOW_SECRET: z
     .string({ error: "NODE_FLOW_SECRET is not set: set it to a random string of at least 32 characters (e.g. `openssl rand -hex 32`); it signs sessions and seals secrets." })
     .min(32, "NODE_FLOW_SECRET must be at least 32 characters (e.g. `openssl rand -hex 32`)"),
+  // Instance secrets used before NODE_FLOW_SECRET, comma-separated: secrets sealed under them still open.
+  NODE_FLOW_PREVIOUS_SECRETS: z.string().default(""),
   NODE_FLOW_ROLES: z.string().default("api,decider,poller"),
   PORT: z.coerce.number({ error: "PORT must be a number" }).int().min(1).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -58,11 +60,25 @@ const envSchema = z.object({
     .string()
     .min(16, "NODE_FLOW_METRICS_TOKEN must be at least 16 characters (e.g. `openssl rand -hex 16`)")
     .optional(),
+  NODE_FLOW_METRICS_WORKFLOWS: z.string().optional(),
+  NODE_FLOW_METRICS_TASKS: z.string().optional(),
+  // OpenTelemetry's own variables, read the way its SDKs read them; only the OTLP/HTTP exporter is offered.
+  OTEL_TRACES_EXPORTER: z.enum(["none", "otlp"], { error: "OTEL_TRACES_EXPORTER must be none or otlp" }).default("none"),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318)" }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL (http://collector:4318/v1/traces)" })
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("node-flow"),
 });
+
+/** Where OTLP/HTTP goes when no endpoint is configured: a collector on this machine (the OTLP default). */
+const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 
 export interface Config {
   databaseUrl: string;
   secret: string;
+  /** Instance secrets used before `secret`: namespace secrets sealed under them still open (server/secrets/sealing.ts). */
+  previousSecrets: string[];
   roles: Role[];
   port: number;
   host: string;
@@ -81,6 +97,28 @@ export interface Config {
    * poolers that cannot carry LISTEN (PgBouncer in transaction mode).
    */
   notifications: boolean;
+  /**
+   * Workflow and task names that get their own label on the workload metrics
+   * (metrics.ts); `undefined`: the first ones a process sees, up to a bound.
+   * Every other name is counted as "other", so a label never takes unbounded values.
+   */
+  metricsWorkflows: string[] | undefined;
+  metricsTasks: string[] | undefined;
+  /** Runs exported as traces over OTLP/HTTP (server/lib/tracing.ts), or undefined: tracing off (the default). */
+  tracing: TracingConfig | undefined;
+}
+
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL (…/v1/traces). */
+  url: string;
+  /** The `service.name` resource attribute. */
+  serviceName: string;
+}
+
+/** A comma-separated list, or undefined when the variable is unset (an empty value is an empty list). */
+function nameList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
 /** Validates the environment; throws one ConfigError listing every problem at once. */
@@ -104,6 +142,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     databaseUrl: e.DATABASE_URL,
     secret: e.NODE_FLOW_SECRET,
+    previousSecrets: e.NODE_FLOW_PREVIOUS_SECRETS.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     roles,
     port: e.PORT,
     host: e.HOST,
@@ -114,5 +153,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     metricsPort: e.NODE_FLOW_METRICS_PORT,
     metricsToken: e.NODE_FLOW_METRICS_TOKEN,
     notifications: e.NODE_FLOW_NOTIFICATIONS === "on",
+    metricsWorkflows: nameList(e.NODE_FLOW_METRICS_WORKFLOWS),
+    metricsTasks: nameList(e.NODE_FLOW_METRICS_TASKS),
+    tracing:
+      e.OTEL_TRACES_EXPORTER === "otlp"
+        ? {
+            url: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? DEFAULT_OTLP_ENDPOINT).replace(/\/+$/, "")}/v1/traces`,
+            serviceName: e.OTEL_SERVICE_NAME,
+          }
+        : undefined,
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  ACTIVE_WORKER_WINDOW_MS,
   Metrics,
   countLeaseExpiries,
   isScrapeAuthorized,
@@ -101,6 +102,79 @@ describe("Metrics", () => {
     expect(textA).toContain("nodejs_eventloop_lag_seconds");
     expect(sample(textA, "node_flow_lease_expiries_total")).toBe(4);
     expect(sample(await b.registry.metrics(), "node_flow_lease_expiries_total")).toBe(0);
+  });
+});
+
+describe("Metrics: the workload", () => {
+  it("counts runs started and finished by workflow and status, with their durations", async () => {
+    const m = quiet();
+    m.countRunStarted("orders");
+    m.countRunStarted("orders");
+    m.observeRunFinished("orders", "COMPLETED", 1_500);
+    m.observeRunFinished("orders", "FAILED", 20);
+    const text = await m.registry.metrics();
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "orders" })).toBe(2);
+    expect(sample(text, "node_flow_runs_finished_total", { workflow: "orders", status: "COMPLETED" })).toBe(1);
+    expect(sample(text, "node_flow_run_duration_seconds_sum", { workflow: "orders", status: "COMPLETED" })).toBe(1.5);
+    expect(sample(text, "node_flow_run_duration_seconds_bucket", { workflow: "orders", status: "FAILED", le: "0.01" })).toBe(0);
+    expect(sample(text, "node_flow_run_duration_seconds_bucket", { workflow: "orders", status: "FAILED", le: "0.05" })).toBe(1);
+  });
+
+  it("labels a worker task by its name and a system task by its type", async () => {
+    const m = quiet();
+    m.observeTaskEnded({ workflow: "orders", taskType: "SIMPLE", taskDefName: "charge", status: "COMPLETED", durationMs: 250 });
+    m.observeTaskEnded({ workflow: "orders", taskType: "INLINE", taskDefName: "anything", status: "COMPLETED", durationMs: 1 });
+    const text = await m.registry.metrics();
+    expect(sample(text, "node_flow_task_duration_seconds_count", { workflow: "orders", task_type: "charge", status: "COMPLETED" })).toBe(1);
+    expect(sample(text, "node_flow_task_duration_seconds_sum", { workflow: "orders", task_type: "charge", status: "COMPLETED" })).toBe(0.25);
+    expect(sample(text, "node_flow_task_duration_seconds_count", { workflow: "orders", task_type: "INLINE", status: "COMPLETED" })).toBe(1);
+  });
+
+  it("folds names outside the allow-list into \"other\"", async () => {
+    const m = new Metrics({ defaultMetrics: false, workflows: ["orders"], tasks: ["charge"] });
+    m.countRunStarted("orders");
+    m.countRunStarted("generated-1");
+    m.countRunStarted("generated-2");
+    m.observeTaskEnded({ workflow: "generated-1", taskType: "SIMPLE", taskDefName: "made-up", status: "FAILED", durationMs: 5 });
+    m.countWorkerPoll("made-up", "w1");
+    const text = await m.registry.metrics();
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "orders" })).toBe(1);
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "other" })).toBe(2);
+    expect(text).not.toContain("generated-");
+    expect(sample(text, "node_flow_task_duration_seconds_count", { workflow: "other", task_type: "other", status: "FAILED" })).toBe(1);
+    expect(sample(text, "node_flow_worker_polls_total", { queue: "other" })).toBe(1);
+    expect(text).not.toContain("made-up");
+  });
+
+  it("admits the first names seen without an allow-list, then counts the rest as \"other\"", async () => {
+    const m = quiet();
+    for (let i = 0; i < 60; i++) m.countRunStarted(`wf-${i}`);
+    const text = await m.registry.metrics();
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "wf-0" })).toBe(1);
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "wf-49" })).toBe(1);
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "wf-50" })).toBeUndefined();
+    expect(sample(text, "node_flow_runs_started_total", { workflow: "other" })).toBe(10);
+  });
+
+  it("counts polls per queue, and workers as active while they polled within the window", async () => {
+    let now = 1_000_000;
+    const m = new Metrics({ defaultMetrics: false, now: () => now });
+    m.countWorkerPoll("charge", "w1");
+    m.countWorkerPoll("charge", "w1");
+    m.countWorkerPoll("charge", "w2");
+    m.countWorkerPoll("ship", "w1");
+    let text = await m.registry.metrics();
+    expect(sample(text, "node_flow_worker_polls_total", { queue: "charge" })).toBe(3);
+    expect(sample(text, "node_flow_active_workers", { queue: "charge" })).toBe(2);
+    expect(sample(text, "node_flow_active_workers", { queue: "ship" })).toBe(1);
+
+    now += ACTIVE_WORKER_WINDOW_MS / 2;
+    m.countWorkerPoll("charge", "w2");
+    now += ACTIVE_WORKER_WINDOW_MS / 2 + 1;
+    text = await m.registry.metrics();
+    expect(sample(text, "node_flow_active_workers", { queue: "charge" })).toBe(1);
+    // A queue whose workers all went quiet leaves the gauge, not a series stuck at its last value.
+    expect(sample(text, "node_flow_active_workers", { queue: "ship" })).toBeUndefined();
   });
 });
 

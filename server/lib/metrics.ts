@@ -4,6 +4,7 @@ import type { Db } from "../../db/pool";
 import type { RunnerLogger, RunnerPassReport } from "../sidecar/background-runner";
 import { readMetricsSnapshot } from "../store/metrics-queries";
 import type { MetricsSnapshot } from "../store/metrics-queries";
+import { LabelFolder } from "./workload-labels";
 
 /**
  * Prometheus metrics for one process. Everything else calls the small functions
@@ -37,6 +38,15 @@ const PASS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
 // One evaluation is a handful of indexed statements plus decide(): a few ms
 // when healthy; the upper buckets are there to show lock waits.
 const DECIDE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// A run lasts from milliseconds (a chain of system tasks) to days (a human
+// approval); a task from a millisecond (INLINE) to hours (a long worker job).
+const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21_600, 86_400, 604_800];
+const TASK_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+/** A worker that polled within this window counts as active on its queue. */
+export const ACTIVE_WORKER_WINDOW_MS = 60_000;
+/** Workers remembered per queue at most: a worker id is client-chosen, so the map is bounded like a label. */
+const MAX_WORKERS_PER_QUEUE = 10_000;
 
 /** Default bound on the scrape-time database read. Prometheus' own scrape timeout defaults to 10 s. */
 export const DEFAULT_SCRAPE_TIMEOUT_MS = 3_000;
@@ -48,6 +58,21 @@ export class ScrapeTimeoutError extends Error {
 export interface MetricsOptions {
   /** Process CPU, memory, event-loop lag, GC, handles. Default true; tests turn it off for a small exposition. */
   defaultMetrics?: boolean;
+  /** Allow-lists of workflow and task names for the workload labels (config.ts); undefined: the first names seen. */
+  workflows?: readonly string[] | undefined;
+  tasks?: readonly string[] | undefined;
+  /** Epoch ms, for the active-workers window; Date.now by default. */
+  now?: () => number;
+}
+
+/** A task the decider saw ended, for the task-duration histogram. */
+export interface EndedTaskObservation {
+  workflow: string;
+  taskType: string;
+  /** The queue's task name; a worker task's label (SIMPLE), where a system task's type is its label. */
+  taskDefName: string;
+  status: string;
+  durationMs: number;
 }
 
 export interface ScrapeOptions {
@@ -74,6 +99,16 @@ export class Metrics {
   private readonly evaluations: Counter<"outcome">;
   private readonly leaseExpiries: Counter;
   private readonly scrapeErrors: Counter<"reason">;
+  private readonly runsStarted: Counter<"workflow">;
+  private readonly runsFinished: Counter<"workflow" | "status">;
+  private readonly runDuration: Histogram<"workflow" | "status">;
+  private readonly taskDuration: Histogram<"workflow" | "task_type" | "status">;
+  private readonly workerPolls: Counter<"queue">;
+  private workflowLabels: LabelFolder;
+  private taskLabels: LabelFolder;
+  private readonly now: () => number;
+  /** Last poll (epoch ms) by worker id, by queue label: the active-workers gauge, computed when scraped. */
+  private readonly workersSeen = new Map<string, Map<string, number>>();
   // Keyed by the Db: scrapes arriving while a read is still out share it rather
   // than each taking another pooled connection, so a hung database costs one
   // connection, not one per scrape interval.
@@ -81,6 +116,9 @@ export class Metrics {
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
+    this.workflowLabels = new LabelFolder(options.workflows);
+    this.taskLabels = new LabelFolder(options.tasks);
+    this.now = options.now ?? Date.now;
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.runnerPasses = new Counter({
       name: "node_flow_runner_passes_total",
@@ -130,6 +168,55 @@ export class Metrics {
       labelNames: ["reason"],
       registers,
     });
+    this.runsStarted = new Counter({
+      name: "node_flow_runs_started_total",
+      help: "Runs started by this process, by workflow (names outside NODE_FLOW_METRICS_WORKFLOWS are \"other\").",
+      labelNames: ["workflow"],
+      registers,
+    });
+    this.runsFinished = new Counter({
+      name: "node_flow_runs_finished_total",
+      help: "Runs this process ended, by workflow and status (COMPLETED, FAILED, TIMED_OUT, TERMINATED).",
+      labelNames: ["workflow", "status"],
+      registers,
+    });
+    this.runDuration = new Histogram({
+      name: "node_flow_run_duration_seconds",
+      help: "Duration of a run, start to end, observed when it ends, by workflow and status.",
+      labelNames: ["workflow", "status"],
+      buckets: RUN_BUCKETS,
+      registers,
+    });
+    this.taskDuration = new Histogram({
+      name: "node_flow_task_duration_seconds",
+      help: "Duration of a task attempt, start (or schedule) to end, observed when the decider reacts to its end; task_type is a worker task's name or a system task's type.",
+      labelNames: ["workflow", "task_type", "status"],
+      buckets: TASK_BUCKETS,
+      registers,
+    });
+    this.workerPolls = new Counter({
+      name: "node_flow_worker_polls_total",
+      help: "Worker polls this process answered, by queue (names outside NODE_FLOW_METRICS_TASKS are \"other\").",
+      labelNames: ["queue"],
+      registers,
+    });
+    const workersSeen = this.workersSeen;
+    const now = this.now;
+    new Gauge({
+      name: "node_flow_active_workers",
+      help: `Distinct worker ids that polled this process within the last ${ACTIVE_WORKER_WINDOW_MS / 1000} s, by queue.`,
+      labelNames: ["queue"],
+      registers,
+      collect() {
+        this.reset();
+        const since = now() - ACTIVE_WORKER_WINDOW_MS;
+        for (const [queue, workers] of workersSeen) {
+          for (const [worker, at] of workers) if (at < since) workers.delete(worker);
+          if (workers.size === 0) workersSeen.delete(queue);
+          else this.set({ queue }, workers.size);
+        }
+      },
+    });
     // Every known label value starts at 0: `increase()` cannot see the first
     // increment of a series that did not exist before it.
     for (const outcome of EVALUATION_OUTCOMES) this.evaluations.inc({ outcome }, 0);
@@ -154,6 +241,42 @@ export class Metrics {
     this.leaseExpiries.inc(nonNegative(count));
   }
 
+  /** Replaces the label allow-lists (at boot, from the config); names already admitted stay only if listed. */
+  configureLabels(options: Pick<MetricsOptions, "workflows" | "tasks">): void {
+    this.workflowLabels = new LabelFolder(options.workflows);
+    this.taskLabels = new LabelFolder(options.tasks);
+  }
+
+  countRunStarted(workflow: string): void {
+    this.runsStarted.inc({ workflow: this.workflowLabels.fold(workflow) });
+  }
+
+  observeRunFinished(workflow: string, status: string, durationMs: number): void {
+    const labels = { workflow: this.workflowLabels.fold(workflow), status };
+    this.runsFinished.inc(labels);
+    this.runDuration.observe(labels, nonNegative(durationMs) / 1000);
+  }
+
+  observeTaskEnded(task: EndedTaskObservation): void {
+    const taskType = task.taskType === "SIMPLE" ? this.taskLabels.fold(task.taskDefName) : task.taskType;
+    this.taskDuration.observe({ workflow: this.workflowLabels.fold(task.workflow), task_type: taskType, status: task.status }, nonNegative(task.durationMs) / 1000);
+  }
+
+  /** One poll answered for `queue` by `workerId`: a counter and a map entry, nothing that waits. */
+  countWorkerPoll(queue: string, workerId: string): void {
+    const label = this.taskLabels.fold(queue);
+    this.workerPolls.inc({ queue: label });
+    let workers = this.workersSeen.get(label);
+    if (!workers) this.workersSeen.set(label, (workers = new Map<string, number>()));
+    // Re-inserted so the map stays in last-seen order and the bound drops the longest silent first.
+    workers.delete(workerId);
+    workers.set(workerId, this.now());
+    if (workers.size > MAX_WORKERS_PER_QUEUE) {
+      const oldest = workers.keys().next();
+      if (!oldest.done) workers.delete(oldest.value);
+    }
+  }
+
   /**
    * The text exposition: this registry, then the database gauges when `db` is
    * given and answers within the timeout. Never rejects for the database; a
@@ -163,7 +286,8 @@ export class Metrics {
     let gauges = "";
     if (options.db) {
       try {
-        gauges = await renderSnapshot(await this.snapshot(options.db, options.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS));
+        const snapshot = await this.snapshot(options.db, options.timeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS);
+        gauges = await renderSnapshot(snapshot, this.now(), (queue) => this.taskLabels.fold(queue));
       } catch (error) {
         const reason: ScrapeErrorReason = error instanceof ScrapeTimeoutError ? "timeout" : "error";
         this.scrapeErrors.inc({ reason });
@@ -212,7 +336,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 const QUEUE_STATES = ["ready", "deferred", "leased"] as const;
 
-async function renderSnapshot(snapshot: MetricsSnapshot): Promise<string> {
+/** `foldQueue`: the queue's label (workload-labels.ts); queues folded into one label are added up, their oldest task kept. */
+async function renderSnapshot(snapshot: MetricsSnapshot, nowMs: number, foldQueue: (queue: string) => string): Promise<string> {
   const registry = new Registry();
   const registers = [registry];
   const depth = new Gauge({
@@ -221,9 +346,21 @@ async function renderSnapshot(snapshot: MetricsSnapshot): Promise<string> {
     labelNames: ["namespace", "queue", "state"],
     registers,
   });
+  const oldest = new Gauge({
+    name: "node_flow_task_queue_oldest_ready_age_seconds",
+    help: "Age of the oldest pollable task in a queue (since it was enqueued); 0 when none is ready.",
+    labelNames: ["namespace", "queue"],
+    registers,
+  });
+  const ages = new Map<string, { labels: { namespace: string; queue: string }; seconds: number }>();
   for (const queue of snapshot.queues) {
-    for (const state of QUEUE_STATES) depth.set({ namespace: queue.namespace, queue: queue.queueName, state }, queue[state]);
+    const labels = { namespace: queue.namespace, queue: foldQueue(queue.queueName) };
+    for (const state of QUEUE_STATES) depth.inc({ ...labels, state }, queue[state]);
+    const seconds = queue.oldestReadyAt === null ? 0 : Math.max(0, nowMs - new Date(queue.oldestReadyAt).getTime()) / 1000;
+    const key = `${labels.namespace}\u0000${labels.queue}`;
+    ages.set(key, { labels, seconds: Math.max(seconds, ages.get(key)?.seconds ?? 0) });
   }
+  for (const { labels, seconds } of ages.values()) oldest.set(labels, seconds);
   new Gauge({ name: "node_flow_decide_queue_depth", help: "Workflows waiting for an evaluation.", registers }).set(
     snapshot.decideQueueDepth,
   );
@@ -255,6 +392,21 @@ export function recordRunnerPass(loop: string, pass: RunnerPass): void {
 /** Records one evaluation, claim to commit. */
 export function observeEvaluation(durationMs: number, outcome: EvaluationOutcome): void {
   processMetrics().observeEvaluation(durationMs, outcome);
+}
+
+/** Counts one run started by this process. */
+export function countRunStarted(workflow: string): void {
+  processMetrics().countRunStarted(workflow);
+}
+
+/** Counts one run this process ended, with its duration. */
+export function observeRunFinished(workflow: string, status: string, durationMs: number): void {
+  processMetrics().observeRunFinished(workflow, status, durationMs);
+}
+
+/** Counts one poll a worker made of a queue. */
+export function countWorkerPoll(queue: string, workerId: string): void {
+  processMetrics().countWorkerPoll(queue, workerId);
 }
 
 /** Counts leases the sweeper found expired and requeued. */

@@ -71,6 +71,9 @@ export function historyMessageData(event: WorkflowEventRow): Record<string, unkn
   };
   if (typeof data.iteration === "number") message.iteration = data.iteration;
   if (typeof data.attempt === "number") message.attempt = data.attempt;
+  // The task's own start and end (the event's `at` is when it was recorded): live and loaded views agree.
+  if (typeof data.startedAt === "string") message.startedAt = data.startedAt;
+  if (typeof data.endedAt === "string") message.endedAt = data.endedAt;
   if (typeof data.reason === "string") message.reason = data.reason.slice(0, MAX_REASON_LENGTH);
   // SUB_WORKFLOW_STARTED (and the failure workflow's) name the child run: the page links to it.
   if (typeof data.workflowId === "string") message.workflowId = data.workflowId;

@@ -236,6 +236,10 @@ describe("GET /api/executions/{id}/stream", () => {
     const scheduled = stream.history().find((e) => e.type === "TASK_SCHEDULED") as Record<string, unknown> | undefined;
     expect(scheduled).toMatchObject({ ref: "work", status: "SCHEDULED", iteration: 0, attempt: 0 });
     expect(Object.keys(scheduled ?? {}).sort()).toEqual(["at", "attempt", "iteration", "ref", "seq", "status", "taskId", "type"]);
+    // The end carries the task's own times — what a reload reads from the row — not the recording's.
+    const row = await database.db.selectFrom("TaskExecutions").select(["id", "startedAt", "endedAt"]).where("workflowId", "=", id).where("refName", "=", "work").executeTakeFirstOrThrow();
+    const completed = stream.history().find((e) => e.type === "TASK_COMPLETED") as Record<string, unknown> | undefined;
+    expect(completed).toMatchObject({ taskId: row.id, startedAt: row.startedAt?.toISOString(), endedAt: row.endedAt?.toISOString() });
   });
 
   it("resumes from Last-Event-ID after a cut with nothing missed or repeated; ?after= starts later", async () => {

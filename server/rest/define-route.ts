@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Db } from "../../db/pool";
 import type { NamespaceAuthorization } from "../auth/authorize";
 import type { NamespaceRole, Permission, Principal } from "../auth/principal";
+import type { SealingKeys } from "../secrets/sealing";
 import type { BlobStore } from "../lib/blob-store";
 import type { ApiRequest } from "../web/api-exchange";
 import type { Notifier } from "../lib/notifier";
@@ -48,6 +49,8 @@ export interface RestDeps {
   /** The process's one notifier (started on first use), or null with notifications off. */
   notifier: () => Notifier | null;
   auth: RestAuth;
+  /** What namespace secrets are sealed with (server/secrets/sealing.ts). */
+  sealingKeys: SealingKeys;
   /** Largest accepted request body; 10 MiB by default. */
   maxBodyBytes?: number;
   logger?: RestLogger;

@@ -6,6 +6,7 @@ import type { AnyRoute, RestAuth, RestDeps } from "./define-route";
 import { defineRoute } from "./define-route";
 import { dispatchRestRequest, resolveRoute } from "./dispatch";
 import { HttpProblem } from "./problem";
+import { SealingKeys } from "../secrets/sealing";
 
 // The dispatcher on its own: a fake identity (no database), a small table.
 // What the real routes do is the integration tests' job.
@@ -41,6 +42,7 @@ function deps(auth: RestAuth = fakeAuth(), extra: Partial<RestDeps> = {}): RestD
     blobs: { put: () => Promise.reject(new Error("unused")), get: () => Promise.reject(new Error("unused")), delete: () => Promise.resolve() },
     notifier: () => null,
     auth,
+    sealingKeys: new SealingKeys("s".repeat(64)),
     logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
     ...extra,
   };

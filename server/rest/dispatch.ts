@@ -3,9 +3,10 @@ import type { ApiAnswer, ApiRequest, ApiRequestHeaders } from "../web/api-exchan
 import { BodyTooLargeError, fromFetchRequest, toFetchResponse, withoutBody } from "../web/api-exchange";
 import { routeTableMatcher } from "../web/route-table";
 import type { AnyRoute, NamespaceAccess, RestDeps } from "./define-route";
-import { HttpProblem, problemAnswer, validationProblem, zodIssuesToErrors } from "./problem";
+import { HttpProblem, jsonPointer, problemAnswer, validationProblem, zodIssuesToErrors } from "./problem";
 import type { ProblemFieldError, RequestLocation } from "./problem";
 import { isDatabaseOutage, noteAnswered, OUTAGE_MESSAGE, OUTAGE_RETRY_AFTER_SECONDS } from "../web/database-outage";
+import { findUnstorableBody, unstorableText } from "../lib/unstorable-input";
 
 /**
  * The one entry point of /api/v1: match the route, then, in this order —
@@ -117,13 +118,15 @@ async function serve(
 
   const errors: ProblemFieldError[] = [];
   const { ns: _ns, ...ownParams } = rawParams;
+  const rawQuery = queryObject(url.searchParams);
+  errors.push(...unstorableParameters(ownParams, "params"), ...unstorableParameters(rawQuery, "query"));
   const params = validate(route.params, ownParams, "params", errors);
-  const query = validate(route.query, queryObject(url.searchParams), "query", errors);
+  const query = validate(route.query, rawQuery, "query", errors);
   const headers = validate(route.headers, headerObject(request.headers, route.headers), "headers", errors);
   let body: unknown;
   if (route.body !== undefined) {
-    const raw = await readJsonBody(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-    body = validate(route.body, raw, "body", errors);
+    const raw = await readBodyCollecting(request, deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, errors);
+    if (raw.ok) body = validate(route.body, raw.value, "body", errors);
   }
   if (errors.length > 0) throw validationProblem(errors);
 
@@ -141,12 +144,35 @@ async function serve(
   return { status: result.status, headers: { "content-type": "application/json", ...responseHeaders }, body: JSON.stringify(checked.data) };
 }
 
+/** readJsonBody, with an unstorable body's field error added to the others rather than answered alone. */
+async function readBodyCollecting(request: ApiRequest, limit: number, errors: ProblemFieldError[]): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  try {
+    return { ok: true, value: await readJsonBody(request, limit) };
+  } catch (error) {
+    if (!(error instanceof HttpProblem) || error.problem.errors === undefined) throw error;
+    errors.push(...error.problem.errors);
+    return { ok: false };
+  }
+}
+
 function validate(schema: z.ZodType | undefined, value: unknown, location: RequestLocation, errors: ProblemFieldError[]): unknown {
   if (schema === undefined) return location === "body" ? undefined : {};
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   errors.push(...zodIssuesToErrors(parsed.error.issues, location));
   return undefined;
+}
+
+/** A NUL in a path parameter or query value (%00) would reach SQL as text Postgres refuses: a 400 naming it instead. */
+function unstorableParameters(values: Record<string, string | string[]>, location: "params" | "query"): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  for (const [key, value] of Object.entries(values)) {
+    for (const [i, one] of (Array.isArray(value) ? value : [value]).entries()) {
+      const problem = unstorableText(one);
+      if (problem !== null) errors.push({ pointer: jsonPointer(Array.isArray(value) ? [location, key, i] : [location, key]), message: `The value ${problem}` });
+    }
+  }
+  return errors;
 }
 
 /** A repeated query parameter is an array; a single one a string. Shared with the Conductor layer. */
@@ -178,7 +204,9 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The body as JSON, or undefined when there is none. Refuses over `limit`
- * bytes with 413 (ApiRequest.readBody says how).
+ * bytes with 413 (ApiRequest.readBody says how), and JSON no row could hold
+ * — a NUL, an unpaired surrogate, nesting past MAX_JSON_DEPTH — with a 400
+ * naming where (unstorable-input.ts).
  */
 export async function readJsonBody(request: ApiRequest, limit: number): Promise<unknown> {
   let bytes: Uint8Array | null;
@@ -201,9 +229,16 @@ export async function readJsonBody(request: ApiRequest, limit: number): Promise<
   } catch {
     throw new HttpProblem("malformed-json", "The body is not valid UTF-8");
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch (error) {
     throw new HttpProblem("malformed-json", `The body is not valid JSON: ${(error as Error).message}`);
   }
+  const unstorable = findUnstorableBody(text, parsed);
+  if (unstorable !== null) {
+    const where = unstorable.path.length === 0 ? "The body" : "The value";
+    throw validationProblem([{ pointer: jsonPointer(["body", ...unstorable.path]), message: `${where} ${unstorable.message}` }]);
+  }
+  return parsed;
 }

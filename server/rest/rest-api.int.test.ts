@@ -77,7 +77,17 @@ describe("workflow definitions", () => {
     expect((await harness.api("GET", `/ns/${a.name}/definitions/orders?version=9`, { key: keyA })).status).toBe(404);
 
     const valid = await harness.api("POST", `/ns/${a.name}/definitions/validate`, { key: keyA, body: definition("not_saved", [simple("x")]) });
-    expect(valid.body).toEqual({ valid: true, problems: [] });
+    expect(valid.body).toEqual({ valid: true, problems: [], warnings: [] });
+    // node-flow's extra checks warn, never refuse: a node after a TERMINATE is saved, and the warning names it.
+    const afterTerminate = definition("warned", [simple("x"), { ref: "stop", type: "TERMINATE", terminationStatus: "COMPLETED", position }, simple("late")], [
+      { source: "x", target: "stop" },
+      { source: "stop", target: "late" },
+    ]);
+    const warned = await harness.api<{ valid: boolean; warnings: { pointer: string; code: string; ref: string }[] }>("POST", `/ns/${a.name}/definitions/validate`, { key: keyA, body: afterTerminate });
+    expect(warned.body).toMatchObject({ valid: true, problems: [], warnings: [{ pointer: "/body/nodes/2", code: "never-runs", ref: "late" }] });
+    const saved = await harness.api<{ version: number; warnings: { code: string }[] }>("POST", `/ns/${a.name}/definitions`, { key: keyA, body: afterTerminate });
+    expect(saved.status).toBe(201);
+    expect(saved.body.warnings.map((w) => w.code)).toEqual(["never-runs"]);
     const invalid = await harness.api<{ valid: boolean; problems: { pointer: string; code: string }[] }>("POST", `/ns/${a.name}/definitions/validate`, {
       key: keyA,
       body: definition("not_saved", [simple("x"), simple("x")]),

@@ -1,6 +1,7 @@
 import { authenticateRequest } from "../auth/authenticate";
 import { authorizeNamespace } from "../auth/authorize";
 import { checkSameOrigin } from "../auth/csrf";
+import { sealingKeysOf } from "../secrets/secrets";
 import type { WebContext } from "../web/web-context";
 import type { RestAuth, RestDeps } from "./define-route";
 
@@ -17,7 +18,7 @@ const depsByContext = new WeakMap<WebContext, RestDeps>();
 export function restDepsOf(context: WebContext): RestDeps {
   let deps = depsByContext.get(context);
   if (deps === undefined) {
-    deps = { db: context.db, blobs: context.blobs, notifier: context.notifier, auth: serverAuth, logger: context.logger };
+    deps = { db: context.db, blobs: context.blobs, notifier: context.notifier, auth: serverAuth, sealingKeys: sealingKeysOf(context.config), logger: context.logger };
     depsByContext.set(context, deps);
   }
   return deps;

@@ -96,6 +96,8 @@ describe("the worker protocol", () => {
     expect(polled.body.tasks).toHaveLength(1);
     const task = polled.body.tasks[0]!;
     expect(task).toMatchObject({ workflowId: runId, refName: "greet", queue: "greeter", attempt: 0, input: { who: "Ada" } });
+    // Tracing is off by default: no trace context that nobody would ever export (sdk/worker-observability.int.test.ts has it on).
+    expect(task).not.toHaveProperty("traceparent");
 
     const beat = await harness.api("POST", `/ns/${ns.name}/tasks/${task.taskId}/heartbeat`, { key: workerKey, body: { workflowId: runId, workerId: "w1" } });
     expect(beat.status).toBe(200);
@@ -329,7 +331,11 @@ describe("the worker protocol", () => {
     const runId = await start(ns, adminKey, name);
     await decide();
     const [task] = (await poll("logging")).body.tasks;
-    const first = await harness.api("POST", `/ns/${ns.name}/tasks/${task!.taskId}/logs`, { key: workerKey, body: { workflowId: runId, lines: ["starting", "nul\u0000byte"] } });
+    // A NUL no row can hold is refused, naming the line, and nothing of the batch is stored.
+    const refused = await harness.api<{ errors: { pointer: string }[] }>("POST", `/ns/${ns.name}/tasks/${task!.taskId}/logs`, { key: workerKey, body: { workflowId: runId, lines: ["lost", "nul\u0000byte"] } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors.map((e) => e.pointer)).toEqual(["/body/lines/1"]);
+    const first = await harness.api("POST", `/ns/${ns.name}/tasks/${task!.taskId}/logs`, { key: workerKey, body: { workflowId: runId, lines: ["starting", "nulbyte"] } });
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ appended: 2 });
     await harness.api("POST", `/ns/${ns.name}/tasks/${task!.taskId}/logs`, { key: workerKey, body: { workflowId: runId, lines: ["done"] } });

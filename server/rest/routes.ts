@@ -20,6 +20,7 @@ import {
   terminateRunRoute,
 } from "./routes/run-actions";
 import { getRunRoute, searchRunsRoute, startRunRoute } from "./routes/runs";
+import { getRunHistoryRoute } from "./routes/run-history";
 import { getTaskDefinitionRoute, listTaskDefinitionsRoute, putTaskDefinitionRoute } from "./routes/task-definitions";
 import {
   appendTaskLogsRoute,
@@ -30,6 +31,13 @@ import {
   pollTasksRoute,
   releaseTaskRoute,
 } from "./routes/worker-tasks";
+import { EVENT_HANDLER_ROUTES } from "./routes/event-handlers";
+import { STATUS_LISTENER_ROUTES } from "./routes/status-listeners";
+import { SECRET_ROUTES } from "./routes/secrets";
+import { VARIABLE_ROUTES } from "./routes/variables";
+import { WEBHOOK_ROUTES } from "./routes/webhooks";
+import { SCHEDULE_ROUTES } from "./routes/schedules";
+import { AI_PROVIDER_ROUTES } from "./routes/ai-providers";
 
 /**
  * Every route of /api/v1, in one table: what the dispatcher serves, what the
@@ -48,6 +56,7 @@ export const ROUTES: readonly AnyRoute[] = [
   startRunRoute,
   searchRunsRoute,
   getRunRoute,
+  getRunHistoryRoute,
   pauseRunRoute,
   resumeRunRoute,
   terminateRunRoute,
@@ -69,4 +78,11 @@ export const ROUTES: readonly AnyRoute[] = [
   releaseHumanTaskRoute,
   completeHumanTaskRoute,
   reassignHumanTaskRoute,
+  ...SECRET_ROUTES,
+  ...VARIABLE_ROUTES,
+  ...WEBHOOK_ROUTES,
+  ...SCHEDULE_ROUTES,
+  ...EVENT_HANDLER_ROUTES,
+  ...STATUS_LISTENER_ROUTES,
+  ...AI_PROVIDER_ROUTES,
 ];

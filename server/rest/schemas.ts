@@ -93,6 +93,10 @@ export const TaskDefinitionBodySchema = z.strictObject({
   inputSchema: z.record(z.string(), z.unknown()).nullable().optional(),
   outputSchema: z.record(z.string(), z.unknown()).nullable().optional(),
   secretOutputFields: z.array(z.string().max(400)).max(1000).optional(),
+  allowSecrets: z
+    .boolean()
+    .optional()
+    .meta({ description: "Hand this queue's workers `${workflow.secrets.NAME}` resolved in their task input; without it they read `***`. Default false." }),
 });
 
 export const TaskDefinitionSchema = z.object({
@@ -118,6 +122,7 @@ export const TaskDefinitionSchema = z.object({
   inputSchema: z.record(z.string(), z.unknown()).nullable(),
   outputSchema: z.record(z.string(), z.unknown()).nullable(),
   secretOutputFields: z.array(z.string()),
+  allowSecrets: z.boolean(),
   createdAt: TimestampSchema,
   createdBy: z.string().nullable(),
   updatedAt: TimestampSchema,
@@ -153,6 +158,7 @@ export function toTaskDefinitionDto(row: TaskDefinitionRow): TaskDefinitionDto {
     inputSchema: objectOr(row.inputSchema, null),
     outputSchema: objectOr(row.outputSchema, null),
     secretOutputFields: row.secretOutputFields,
+    allowSecrets: row.allowSecrets,
     createdAt: iso(row.createdAt),
     createdBy: row.createdBy,
     updatedAt: iso(row.updatedAt),

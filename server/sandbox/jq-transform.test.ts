@@ -43,6 +43,18 @@ describe("jq filters", () => {
     });
   });
 
+  it("speaks jq 1.7 and 1.8: // in object values, if without else, pick, trim, abs", async () => {
+    expect(await jq.transform({ x: null, y: 2 }, "{a: .x // 1, b: .y // 1}")).toEqual({ ok: true, results: [{ a: 1, b: 2 }] });
+    expect(await jq.transform({ n: -3 }, "if .n < 0 then .n end | abs")).toEqual({ ok: true, results: [3] });
+    expect(await jq.transform({ a: { b: 1, c: 2 }, d: 3 }, "pick(.a.b)")).toEqual({ ok: true, results: [{ a: { b: 1 } }] });
+    expect(await jq.transform("  padded  ", "trim, ltrimstr(\"  pa\")")).toEqual({ ok: true, results: ["padded", "dded  "] });
+    expect(await jq.transform(null, "[splits(\"a\"; null)?], $__loc__.line, ([limit(0; 1, 2)] | length)")).toEqual({ ok: true, results: [[], 1, 0] });
+  });
+
+  it("fails a filter that errors after emitting values, as Conductor does", async () => {
+    expect(await jq.transform(null, '1, 2, error("late")')).toEqual({ ok: false, error: "jq: error: late" });
+  });
+
   it("reports a syntax error with jq's message", async () => {
     const outcome = await jq.transform({ a: 1 }, ".a |||");
     expect(outcome.ok).toBe(false);

@@ -1,12 +1,13 @@
 /**
- * jq for JSON_JQ_TRANSFORM, through jq-web (jq 1.7 compiled to wasm), run in a
- * worker thread.
+ * jq for JSON_JQ_TRANSFORM, through jq-wasm (jq 1.8.2 compiled to wasm: the
+ * syntax Conductor users write, `{a: .x // 1}` included, which jq 1.6 and
+ * 1.7 refuse), run in a worker thread.
  *
- * Why a worker: jq-web runs a filter as one synchronous `callMain`, and
- * nothing can interrupt it. Measured in-process: `[range(1e9)]`,
- * `def f: f; f`, `repeat(1)` and `last(range(1e9))` each held the thread
- * until killed (20 s, up to 1.1 GiB RSS); `def f: [f]; f` aborted the
- * Emscripten runtime after 2.7 s and set the *process* exit code to 1. In a
+ * Why a worker: jq runs a filter as one synchronous call, and nothing can
+ * interrupt it. Measured in-process: `[range(1e9)]`,
+ * `def f: f; f`, `repeat(1)` and `last(range(1e9))` each hold the thread
+ * until killed; `def f: [f]; f` and a heap past the cap abort the
+ * Emscripten runtime. In a
  * worker a runaway filter is terminated at its deadline and a fresh worker
  * boots (≈ 200 ms, paid by the calls queued behind it); the process never
  * notices.
@@ -18,19 +19,18 @@
  * One worker serves calls in order; a queued call's clock starts when the
  * worker takes it.
  *
- * Memory: jq-web's wasm memory may grow to `memoryBytes` above its initial
+ * Memory: jq's wasm memory may grow to `memoryBytes` above its initial
  * 16 MiB (the worker refuses `WebAssembly.Memory#grow` past that, so jq's
- * malloc fails and jq reports "out of memory"), and the worker's own JS heap,
- * where jq-web buffers output one byte per array slot, is capped by
+ * malloc fails: "out of memory", and the worker is replaced), and the
+ * worker's own JS heap, which holds the output text, is capped by
  * `resourceLimits`.
  *
- * The guest sees nothing of the host: jq-web has an in-memory file system
+ * The guest sees nothing of the host: jq-wasm has an in-memory file system
  * only, and `env`/`$ENV` are Emscripten's fixed defaults (USER=web_user…),
  * not this process's environment.
  */
-import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { firstLine, positive } from "./sandbox-helpers";
+import { firstLine, positive, resolvePackageFile } from "./sandbox-helpers";
 
 export interface JqTransformOptions {
   /** Default budget per call, from when the worker takes it. Default 5000 ms. */
@@ -78,7 +78,7 @@ const DEFAULTS = {
   bootTimeoutMs: 10_000,
 } as const;
 
-/** Starts the jq worker and waits until jq-web has loaded in it. */
+/** Starts the jq worker and waits until jq has loaded in it. */
 export async function createJqTransform(options: JqTransformOptions = {}): Promise<JqTransform> {
   const pool = new JqWorker({
     timeoutMs: positive(options.timeoutMs, DEFAULTS.timeoutMs),
@@ -170,9 +170,8 @@ class JqWorker implements JqTransform {
   private spawn(): Slot {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { jqPath: jqWebPath(), memoryBytes: this.limits.memoryBytes },
-      // jq-web collects stdout one byte per JS array slot: 512 MiB of heap is
-      // ≈ 60 MB of output before V8 stops the worker.
+      workerData: { jqPath: jqWasmPath(), memoryBytes: this.limits.memoryBytes },
+      // The output is held as JS text before it is parsed and cloned back.
       resourceLimits: { maxOldGenerationSizeMb: 512 },
     });
     const slot: Slot = { worker, ready: false };
@@ -207,7 +206,7 @@ class JqWorker implements JqTransform {
       case "error":
         if (slot.current?.job.id !== message.id) break;
         if (message.fatal) {
-          // jq-web aborted: its Emscripten runtime cannot run another filter.
+          // jq aborted: its Emscripten runtime is not trusted to run another filter.
           this.fail(slot, message.error);
           return;
         }
@@ -245,70 +244,76 @@ class JqWorker implements JqTransform {
   }
 }
 
-let resolvedJqWeb: string | undefined;
+let resolvedJqWasm: string | undefined;
 
-/** The worker loads jq-web by absolute path: an eval'd worker resolves bare names from the cwd. */
-function jqWebPath(): string {
-  resolvedJqWeb ??= createRequire(import.meta.url).resolve("jq-web");
-  return resolvedJqWeb;
+/** The worker loads jq-wasm by absolute path: an eval'd worker resolves bare names from the cwd. */
+function jqWasmPath(): string {
+  resolvedJqWasm ??= resolvePackageFile("jq-wasm");
+  return resolvedJqWasm;
 }
 
 /**
  * The worker, as CommonJS source (an eval'd worker cannot load TypeScript).
- * `raw(input, filter, ["-c"])` and split lines, not `json()`: `json()`
- * flattens several outputs into one array and throws on `empty`.
+ * `raw(input, filter, ["-c"])` and split lines: jq-wasm's `raw` never throws
+ * for a jq error (it answers the exit code and stderr), so a throw is an abort.
+ * A filter that printed values and then failed is an error, as in Conductor.
  */
 const WORKER_SOURCE = String.raw`"use strict";
 const { parentPort, workerData } = require("node:worker_threads");
 const { jqPath, memoryBytes } = workerData;
 
-// jq.wasm defines its own memory (16 MiB initial, 2 GiB maximum) and grows it
-// through this method; refusing past the cap makes jq's malloc fail cleanly.
+// jq.wasm defines its own memory (16 MiB initial) and grows it through this
+// method; refusing past the cap makes jq's malloc fail.
 const INITIAL_BYTES = 16 * 1024 * 1024;
 const realGrow = WebAssembly.Memory.prototype.grow;
+let heapRefused = false;
 WebAssembly.Memory.prototype.grow = function (deltaPages) {
-  if (this.buffer.byteLength + deltaPages * 65536 > INITIAL_BYTES + memoryBytes) throw new RangeError("jq heap limit");
+  if (this.buffer.byteLength + deltaPages * 65536 > INITIAL_BYTES + memoryBytes) {
+    heapRefused = true;
+    throw new RangeError("jq heap limit");
+  }
   return realGrow.call(this, deltaPages);
 };
-// jq-web prints jq's stderr (the debug filter) with console.warn and an
-// abort's "Aborted()" with console.error; both reach the caller as results.
+// The runtime prints an abort's "Aborted()" with console.error.
 console.warn = () => undefined;
 console.error = () => undefined;
 
-function message(error) {
-  const raw = error && typeof error.stderr === "string" && error.stderr.trim() !== ""
-    ? error.stderr
-    : error && typeof error.message === "string" ? error.message.replace(/^Non-zero exit code: \d+\n?/, "") : String(error);
-  if (/cannot allocate memory|jq heap limit/.test(raw)) return "out of memory";
+function message(raw) {
+  if (/cannot allocate memory|jq heap limit|out of memory/i.test(raw)) return "out of memory";
   return raw
     .replace(/jq: error \(at [^)]*\): /g, "jq: error: ")
     .replace(/ \(Unix shell quoting issues\?\)/g, "")
     .split("\n").map((line) => line.trimEnd()).join("\n").trim();
 }
 
-require(jqPath).then(
+require(jqPath).loadJq().then(
   (jq) => {
     parentPort.on("message", ({ id, input, query }) => {
+      heapRefused = false;
       let output;
       try {
         output = jq.raw(input, query, ["-c"]);
       } catch (error) {
-        // A jq error exits with a status; anything else (an abort) leaves the runtime unusable.
-        const fatal = !(error && typeof error.exitCode === "number");
-        parentPort.postMessage({ type: "error", id, error: message(error), fatal });
+        const text = heapRefused ? "out of memory" : message(error && typeof error.message === "string" ? error.message : String(error));
+        parentPort.postMessage({ type: "error", id, error: text, fatal: true });
+        return;
+      }
+      if (output.exitCode !== 0) {
+        const text = output.stderr.split("\n").filter((line) => !line.startsWith('["DEBUG:"')).join("\n");
+        parentPort.postMessage({ type: "error", id, error: message(text) || "jq exited with status " + output.exitCode, fatal: false });
         return;
       }
       let results;
       try {
-        results = output === undefined ? [] : output.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+        results = output.stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
       } catch (error) {
-        parentPort.postMessage({ type: "error", id, error: "jq output is not JSON: " + message(error), fatal: false });
+        parentPort.postMessage({ type: "error", id, error: "jq output is not JSON: " + message(String(error)), fatal: false });
         return;
       }
       parentPort.postMessage({ type: "result", id, results });
     });
     parentPort.postMessage({ type: "ready" });
   },
-  (error) => parentPort.postMessage({ type: "boot-failed", error: message(error) }),
+  (error) => parentPort.postMessage({ type: "boot-failed", error: message(String(error && error.message || error)) }),
 );
 `;

@@ -53,11 +53,10 @@
  * `debug`/`warn`/`error` write to a buffer returned as `logs` (at most 100
  * lines of 2 000 characters), never to the host's console.
  */
-import { createRequire } from "node:module";
 import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import type { ScriptEvaluationOptions, ScriptEvaluator, ScriptResult } from "@/engine/expressions";
-import { firstLine, positive } from "./sandbox-helpers";
+import { firstLine, positive, resolvePackageFile } from "./sandbox-helpers";
 
 /**
  * Limits for every evaluation. A call's own {@link ScriptEvaluationOptions}
@@ -307,8 +306,7 @@ let resolvedPaths: { core: string; variant: string } | undefined;
 /** The worker loads the CommonJS builds by absolute path: an eval'd worker resolves bare names from the cwd. */
 function modulePaths(): { core: string; variant: string } {
   if (!resolvedPaths) {
-    const require = createRequire(import.meta.url);
-    resolvedPaths = { core: require.resolve("quickjs-emscripten-core"), variant: require.resolve("@jitl/quickjs-wasmfile-release-sync") };
+    resolvedPaths = { core: resolvePackageFile("quickjs-emscripten-core"), variant: resolvePackageFile("@jitl/quickjs-wasmfile-release-sync") };
   }
   return resolvedPaths;
 }

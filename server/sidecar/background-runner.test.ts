@@ -412,7 +412,7 @@ describe("runnersForRoles", () => {
   const blobs = {} as BlobStore;
   const deps = { db: {} as Db, logger: fakeLogger(), scripts, jq, blobs };
   const names = (roles: Parameters<typeof runnersForRoles>[0]) => runnersForRoles(roles, deps).map((r) => r.name);
-  const POLLER = ["partitions", "timers", "timer-claims", "leases", "stuck-workflows", "system-tasks", "outbox", "outbox-prune", "semaphores", "rate-limits", "sessions", "planner-statistics"];
+  const POLLER = ["partitions", "timers", "timer-claims", "leases", "stuck-workflows", "system-tasks", "outbox", "outbox-prune", "semaphores", "rate-limits", "sessions", "planner-statistics", "schedules", "schedule-runs"];
 
   it("gives the poller every time-driven loop, the decider the decide loop, and api none", () => {
     expect(names(["poller"])).toEqual(POLLER);

@@ -1,5 +1,7 @@
 /**
- * The sidecar: `node --import tsx server/sidecar/main.ts` (or `tsx server/sidecar/main.ts`).
+ * The sidecar: `node dist/server/sidecar/main.js` under `npm start` and in the
+ * Docker image (compiled by scripts/build-runtime.ts), or from the source,
+ * `node --import tsx server/sidecar/main.ts`.
  * Holds the background loops for NODE_FLOW_ROLES (default decider,poller); the
  * web process holds none. Refuses to start against a database whose schema is
  * not exactly this build's, because loops running old code against a new schema
@@ -17,7 +19,10 @@ import { checkDatabaseConnection, DatabaseConnectionError } from "../lib/databas
 import { createLogger } from "../lib/logger";
 import type { Logger } from "../lib/logger";
 import { startRunners, stopRunners } from "./runners";
-import { countLeaseExpiries, observeEvaluation, recordRunnerPass } from "../lib/metrics";
+import { countLeaseExpiries, observeEvaluation, processMetrics, recordRunnerPass } from "../lib/metrics";
+import { configureTracing } from "../lib/tracing";
+import type { RunTracer } from "../lib/tracing";
+import { observeCommittedEvaluations } from "../evaluator/observe-evaluations";
 import { startMetricsServer } from "./metrics-server";
 import type { MetricsServer } from "./metrics-server";
 import { Notifier } from "../lib/notifier";
@@ -28,6 +33,7 @@ import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluato
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { stopWhenSupervisorGone } from "../lib/supervisor-watch";
 import { DEFAULT_WORKER_ROLES, resolveWorkerRoles } from "./worker-roles";
+import { secretLookup, sealingKeysOf } from "../secrets/secrets";
 
 /** An environment; NodeJS.ProcessEnv would demand the NODE_ENV that Next's types make required. */
 type Env = Record<string, string | undefined>;
@@ -97,6 +103,7 @@ async function main(): Promise<void> {
   let jq: JqTransform | undefined = undefined;
   let notifier: Notifier | undefined = undefined;
   let metricsServer: MetricsServer | undefined = undefined;
+  let tracer: RunTracer | undefined = undefined;
   /** `cause`: the signal, or why the worker stops on its own. */
   const shutdown = async (cause: string) => {
     if (stopping) {
@@ -111,6 +118,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
     const finished = await stopRunners(runners, RUNNER_STOP_TIMEOUT_MS);
+    // After the runners: the spans of their last evaluations go out too.
+    await tracer?.shutdown().catch((error: unknown) => logger.warn({ err: error }, "exporting the last spans failed"));
     await notifier?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the notifier failed"));
     await metricsServer?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the metrics server failed"));
     await scripts?.close().catch((error: unknown) => logger.warn({ err: error }, "closing the script sandbox failed"));
@@ -145,6 +154,9 @@ async function main(): Promise<void> {
   scripts = deciding || polling ? await createQuickJsScriptEvaluator() : undefined;
   jq = polling ? await createJqTransform() : undefined;
   if (stopping) return;
+  const metrics = processMetrics();
+  metrics.configureLabels({ workflows: config.metricsWorkflows, tasks: config.metricsTasks });
+  tracer = configureTracing(config.tracing, logger);
   const blobs = deciding || polling ? new FilesystemBlobStore({ root: path.join(config.dataDir, "blobs") }) : undefined;
   runners = startRunners(roles, {
     db,
@@ -153,8 +165,10 @@ async function main(): Promise<void> {
     jq,
     blobs,
     httpAllowPrivateNetworks: config.httpAllowPrivateNetworks,
+    secrets: secretLookup(db, sealingKeysOf(config)),
     onPass: recordRunnerPass,
     onEvaluation: observeEvaluation,
+    onCommitted: (evaluations) => observeCommittedEvaluations(evaluations, { metrics, tracer }),
     onLeaseExpiries: countLeaseExpiries,
   });
   if (config.notifications) {

@@ -158,6 +158,29 @@ describe("the metrics server", () => {
     }
   });
 
+  it("folds queues outside NODE_FLOW_METRICS_TASKS into \"other\", adding them up and keeping the oldest", async () => {
+    const unlisted = [`${queue}_x`, `${queue}_y`];
+    const older = new Date(Date.now() - 120_000);
+    await enqueueTasks(
+      t.db,
+      unlisted.map((queueName) => ({ queueName, namespaceId: defaultNamespaceId, taskId: randomUUID(), workflowId: randomUUID(), taskType: "SIMPLE", priority: 0 })),
+    );
+    await t.db.updateTable("TaskQueues").set({ enqueuedAt: older }).where("queueName", "=", unlisted[0]!).execute();
+    const server = await startMetricsServer({ port: 0, host: "127.0.0.1", metrics: new Metrics({ defaultMetrics: false, tasks: [queue] }), db: t.db });
+    try {
+      const { body } = await scrape(server);
+      expect(sample(body, "node_flow_task_queue_depth", { namespace: "default", queue: "other", state: "ready" })).toBe(2);
+      expect(sample(body, "node_flow_task_queue_depth", { namespace: "default", queue, state: "ready" })).toBe(2);
+      for (const name of unlisted) expect(body).not.toContain(name);
+      // The older of the two: two minutes and the moment since.
+      expect(sample(body, "node_flow_task_queue_oldest_ready_age_seconds", { namespace: "default", queue: "other" })).toBeGreaterThanOrEqual(120);
+      expect(sample(body, "node_flow_task_queue_oldest_ready_age_seconds", { namespace: "default", queue })).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+      await t.db.deleteFrom("TaskQueues").where("queueName", "in", unlisted).execute();
+    }
+  });
+
   it("still answers with the database down: gauges absent, the error counted", async () => {
     const down = createDb(`postgres://nobody:nothing@127.0.0.1:${await closedPort()}/none`, { max: 1 });
     const metrics = new Metrics({ defaultMetrics: false });

@@ -5,6 +5,12 @@ import { claimOutboxEvents, markOutboxEventPublished, recordOutboxEventFailure }
 import { HttpRequestError, sendGuardedRequest } from "../system-tasks/guarded-http";
 import type { GuardedHttpOptions } from "../system-tasks/guarded-http";
 import { WEBHOOK_SINK_PREFIX } from "../system-tasks/event-task";
+import { handleEvent } from "../events/handle-event";
+import { getStatusListenerById } from "../store/status-listeners";
+import type { SecretLookup } from "../lib/secret-lookup";
+import { signWebhookCall } from "../webhooks/webhook-auth";
+import { isWebhookEventTopic } from "../webhooks/webhook-config";
+import type { EventHandlingDeps } from "../events/handle-event";
 
 /**
  * The outbox relay: delivers OutboxEvents written by EVENT tasks (and, later,
@@ -16,9 +22,14 @@ import { WEBHOOK_SINK_PREFIX } from "../system-tasks/event-task";
  * Topics (server/system-tasks/event-task.ts):
  * - `webhook:<url>`: POSTed as JSON under the HTTP tasks' network policy. A
  *   2xx delivers it; anything else is a failed attempt.
- * - `conductor:…`: internal. Nothing in this process subscribes to internal
- *   events yet (event handlers arrive with the triggers), so they are marked
- *   published as they are reached and kept as a record.
+ * - `conductor:…` (EVENT tasks) and `workflow:<name>:<STATUS>` (status
+ *   changes, written by a trigger): internal: the namespace's event handlers
+ *   of that topic run (server/events/handle-event.ts), each at most once per
+ *   event; an outage while they run is a failed attempt, retried.
+ * - `webhook:<webhook name>` (no colon after the prefix, unlike a URL): an
+ *   inbound webhook's accepted call, handed to the event handlers likewise.
+ * - `status-listener:<id>`: a status change POSTed to a listener's URL,
+ *   signed with its secret when it has one.
  *
  * A failed attempt backs off exponentially (5 s, 10 s, 20 s … capped at an
  * hour); after `maxAttempts` the event is dead-lettered — kept, out of the
@@ -36,6 +47,10 @@ export interface OutboxRelayDeps {
     lookup?: GuardedHttpOptions["lookup"];
   };
   logger?: RunnerLogger;
+  /** What conductor:… and workflow:… events are handed to: the event handlers. Without it they are only recorded. */
+  events?: EventHandlingDeps;
+  /** A namespace secret's value, for signing a status listener's calls. */
+  secrets?: SecretLookup;
   /** Attempts before the dead letter. Default 10. */
   maxAttempts?: number;
   /** First retry delay; doubles per attempt. Default 5 s. */
@@ -112,25 +127,59 @@ export async function relayOutboxBatch(deps: OutboxRelayDeps, options: RelayOutb
   return events.length;
 }
 
+/** Topics whose events the namespace's event handlers take: EVENT tasks' and workflows' status changes (and `webhook:<name>`, an inbound webhook's call). */
+const HANDLED_PREFIXES = ["conductor:", "workflow:"];
+export const STATUS_LISTENER_PREFIX = "status-listener:";
+
 async function deliver(event: OutboxEventRow, deps: OutboxRelayDeps, timeoutMs: number): Promise<Delivery> {
-  if (event.topic.startsWith("conductor:")) {
-    // Internal: no in-process subscriber exists yet; publishing is recording it.
-    return { ok: true };
+  if (HANDLED_PREFIXES.some((prefix) => event.topic.startsWith(prefix)) || isWebhookEventTopic(event.topic)) {
+    if (deps.events === undefined) return { ok: true };
+    try {
+      await handleEvent(deps.events, event);
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, error: `the event handlers failed: ${error instanceof Error ? error.message : String(error)}`, permanent: false };
+    }
   }
+  if (event.topic.startsWith(STATUS_LISTENER_PREFIX)) return deliverToListener(event, deps, timeoutMs);
   if (!event.topic.startsWith(WEBHOOK_SINK_PREFIX)) {
     return { ok: false, error: `unsupported topic "${event.topic.split(":", 1)[0]}"`, permanent: true };
   }
+  return post(event.topic.slice(WEBHOOK_SINK_PREFIX.length), event, {}, deps, timeoutMs);
+}
+
+/**
+ * A workflow's status change to the listener that asked for it: a listener
+ * deleted or disabled since is skipped; a signed one carries
+ * `X-Node-Flow-Signature: t=<unix>,v1=<hex>`, an HMAC-SHA256 of
+ * `<t>.<body>` under its secret (the shape a webhook receiver checks).
+ */
+async function deliverToListener(event: OutboxEventRow, deps: OutboxRelayDeps, timeoutMs: number): Promise<Delivery> {
+  const listener = await getStatusListenerById(deps.db, event.namespaceId, event.topic.slice(STATUS_LISTENER_PREFIX.length));
+  if (listener === undefined || !listener.enabled) return { ok: true };
+  const body = JSON.stringify(event.payload);
+  const headers: Record<string, string> = {};
+  if (listener.secretName !== null) {
+    const secret = deps.secrets === undefined ? null : await deps.secrets(event.namespaceId, listener.secretName);
+    if (secret === null) return { ok: false, error: `the listener's secret ${listener.secretName} does not exist`, permanent: false };
+    headers["X-Node-Flow-Signature"] = signWebhookCall("hmac-sha256-timestamped", secret, body, Math.floor(Date.now() / 1000));
+  }
+  return post(listener.url, event, headers, deps, timeoutMs, body);
+}
+
+async function post(url: string, event: OutboxEventRow, extraHeaders: Record<string, string>, deps: OutboxRelayDeps, timeoutMs: number, body = JSON.stringify(event.payload)): Promise<Delivery> {
   try {
     const response = await sendGuardedRequest(
       {
-        url: event.topic.slice(WEBHOOK_SINK_PREFIX.length),
+        url,
         method: "POST",
         headers: {
           "Content-Type": "application/json",
           "User-Agent": "node-flow-outbox",
           "X-Node-Flow-Event-Id": String(event.id),
+          ...extraHeaders,
         },
-        body: JSON.stringify(event.payload),
+        body,
       },
       {
         allowPrivateNetworks: deps.http.allowPrivateNetworks,

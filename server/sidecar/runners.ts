@@ -21,6 +21,8 @@ import { sweepStuckWorkflows } from "./sweep-stuck-workflows";
 import type { StuckSweepCursor } from "./sweep-stuck-workflows";
 import { runSystemTaskBatch } from "../system-tasks/run-system-tasks";
 import { fireDueTimers, releaseStaleTimerClaims } from "./timer-poller";
+import { fireDueSchedules, pruneOldScheduleRuns } from "../schedules/fire-due-schedules";
+import type { SecretLookup } from "../lib/secret-lookup";
 
 /** What the loops need from the process that holds them. */
 export interface RunnerDeps {
@@ -32,6 +34,8 @@ export interface RunnerDeps {
   jq?: JqTransform;
   /** Where offloaded payloads live; the decider and the system tasks read and write them. */
   blobs?: BlobStore;
+  /** Namespace secrets' values: the relay signs status listeners' calls with them; system tasks resolve `${workflow.secrets.NAME}` with them. */
+  secrets?: SecretLookup;
   /** HTTP tasks and webhook deliveries may reach loopback and private networks (config httpAllowPrivateNetworks). */
   httpAllowPrivateNetworks?: boolean;
   /** This process's identity for leases and claims ("host:pid"). */
@@ -49,6 +53,8 @@ export interface RunnerDeps {
   onPass?: BackgroundRunnerOptions["onPass"];
   /** Told of every evaluation (metrics.ts observeEvaluation). */
   onEvaluation?: EvaluatorDeps["onEvaluation"];
+  /** Told what each committed evaluation saw and did (evaluator/observe-evaluations.ts: workload metrics, traces). */
+  onCommitted?: EvaluatorDeps["onCommitted"];
   /** Evaluations the decide loop runs at once (DECIDE_LANES by default); each takes a pool connection while it runs. */
   decideLanes?: number;
   /** Told how many leases a sweep found expired (metrics.ts countLeaseExpiries). */
@@ -69,7 +75,9 @@ export type LoopName =
   | "semaphores"
   | "rate-limits"
   | "sessions"
-  | "planner-statistics";
+  | "planner-statistics"
+  | "schedules"
+  | "schedule-runs";
 
 type LoopFactory = ((deps: RunnerDeps) => Omit<BackgroundRunnerOptions, "logger" | "sleep" | "random" | "onPass">) & { loop: LoopName };
 
@@ -130,6 +138,7 @@ const decideLoop = loop("decide", (deps) => {
     logger: deps.logger,
     loopOutputs: new LoopOutputCache(),
     ...(deps.onEvaluation ? { onEvaluation: deps.onEvaluation } : {}),
+    ...(deps.onCommitted ? { onCommitted: deps.onCommitted } : {}),
   };
   const lanes = deps.decideLanes ?? DECIDE_LANES;
   const perLane = Math.ceil(DECIDE_BATCH / lanes);
@@ -229,7 +238,7 @@ const systemTasksLoop = loop("system-tasks", (deps) => {
     batchSize: SYSTEM_TASK_BATCH,
     run: () =>
       runSystemTaskBatch(
-        { db: deps.db, blobs, scripts, jq, http: { allowPrivateNetworks: deps.httpAllowPrivateNetworks ?? false }, logger: deps.logger },
+        { db: deps.db, blobs, scripts, jq, http: { allowPrivateNetworks: deps.httpAllowPrivateNetworks ?? false }, logger: deps.logger, secrets: deps.secrets },
         { limit: SYSTEM_TASK_BATCH, owner },
       ),
   };
@@ -237,11 +246,17 @@ const systemTasksLoop = loop("system-tasks", (deps) => {
 
 const OUTBOX_BATCH = 50;
 
-const outboxLoop = loop("outbox", (deps) => ({
-  intervalMs: interval(deps, "outbox", 1000),
-  batchSize: OUTBOX_BATCH,
-  run: () => relayOutboxBatch({ db: deps.db, http: { allowPrivateNetworks: deps.httpAllowPrivateNetworks ?? false }, logger: deps.logger }, { limit: OUTBOX_BATCH }),
-}));
+const outboxLoop = loop("outbox", (deps) => {
+  const { scripts, blobs } = deps;
+  // Internal events run the event handlers, whose conditions are scripts and whose starts may offload input.
+  if (!scripts || !blobs) throw new Error("the outbox loop needs deps.scripts and deps.blobs");
+  const relay = { db: deps.db, http: { allowPrivateNetworks: deps.httpAllowPrivateNetworks ?? false }, logger: deps.logger, events: { db: deps.db, blobs, scripts }, secrets: deps.secrets };
+  return {
+    intervalMs: interval(deps, "outbox", 1000),
+    batchSize: OUTBOX_BATCH,
+    run: () => relayOutboxBatch(relay, { limit: OUTBOX_BATCH }),
+  };
+});
 
 /** Published events are kept a week for inspection; dead letters are kept until replayed or deleted by hand. */
 const OUTBOX_RETENTION_MS = 7 * 86_400_000;
@@ -278,6 +293,22 @@ const plannerStatisticsLoop = loop("planner-statistics", (deps) => ({
   run: async () => (await analyzeNewPartitions(deps.db, { minChanges: 200, limit: 64 })).length,
 }));
 
+const SCHEDULE_BATCH = 50;
+
+const schedulesLoop = loop("schedules", (deps) => ({
+  // Cron fires are due to the second; half a second keeps a fire's lateness
+  // well inside its grace (plan-fires.ts), and an idle pass is one index probe.
+  intervalMs: interval(deps, "schedules", 500),
+  batchSize: SCHEDULE_BATCH,
+  run: () => fireDueSchedules({ db: deps.db, blobs: deps.blobs, now: clockOf(deps) }, { limit: SCHEDULE_BATCH }),
+}));
+
+const scheduleRunsLoop = loop("schedule-runs", (deps) => ({
+  intervalMs: interval(deps, "schedule-runs", 3_600_000),
+  batchSize: 10_000,
+  run: () => pruneOldScheduleRuns(deps.db, { now: clockOf(deps)(), limit: 10_000 }),
+}));
+
 /**
  * Which loops each role holds; adding a loop is one entry here. A loop listed
  * under two roles runs once per process (deduplicated by name), since two copies
@@ -301,6 +332,8 @@ const LOOPS_BY_ROLE: Record<Role, readonly LoopFactory[]> = {
     rateLimitsLoop,
     sessionsLoop,
     plannerStatisticsLoop,
+    schedulesLoop,
+    scheduleRunsLoop,
   ],
 };
 

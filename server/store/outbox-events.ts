@@ -62,6 +62,21 @@ export async function insertOutboxEvent(db: Executor, input: InsertOutboxEventIn
   return row;
 }
 
+/**
+ * Writes an event for the namespace's event handlers only if an active one
+ * listens to its topic (one probe of EventHandlers_event_idx), so a trigger
+ * nobody handles costs no outbox row; true when it was written. Call it in
+ * the transaction whose change it announces.
+ */
+export async function insertOutboxEventForHandlers(db: Executor, input: Omit<InsertOutboxEventInput, "now">): Promise<boolean> {
+  const written = await sql<{ id: string }>`
+    INSERT INTO "OutboxEvents" ("namespaceId", "topic", "workflowId", "payload")
+    SELECT ${input.namespaceId}::uuid, ${input.topic}, ${input.workflowId ?? null}::uuid, ${json(input.payload)}::jsonb
+    WHERE EXISTS (SELECT 1 FROM "EventHandlers" h WHERE h."namespaceId" = ${input.namespaceId}::uuid AND h."event" = ${input.topic} AND h."active")
+    RETURNING "id", pg_notify(${OUTBOX_CHANNEL}, ${OUTBOX_WAKE_KEY})`.execute(db);
+  return written.rows.length > 0;
+}
+
 export interface ClaimOutboxEventsInput {
   limit: number;
   /** How long the claim holds the events: longer than a delivery can take. */

@@ -46,6 +46,7 @@ const everything: Required<TaskDefinitionInput> = {
   inputSchema: { type: "object", required: ["amount"] },
   outputSchema: { type: "object" },
   secretOutputFields: ["card.number"],
+  allowSecrets: true,
 };
 
 describe("upsertTaskDefinition", () => {

@@ -47,6 +47,8 @@ export interface TaskDefinitionInput {
   inputSchema?: unknown;
   outputSchema?: unknown;
   secretOutputFields?: string[];
+  /** Workers of this queue are handed `${workflow.secrets.NAME}` resolved in their input; otherwise `***`. */
+  allowSecrets?: boolean;
 }
 
 /** The migration's column defaults (0001_platform.sql), which are Conductor's. */
@@ -90,6 +92,7 @@ export const TASK_DEFINITION_COLUMNS = [
   "inputSchema",
   "outputSchema",
   "secretOutputFields",
+  "allowSecrets",
   "updatedAt",
   "updatedBy",
 ] as const;
@@ -134,6 +137,7 @@ export async function upsertTaskDefinition(
     inputSchema: d.inputSchema === undefined || d.inputSchema === null ? null : json(d.inputSchema),
     outputSchema: d.outputSchema === undefined || d.outputSchema === null ? null : json(d.outputSchema),
     secretOutputFields: d.secretOutputFields ?? [],
+    allowSecrets: d.allowSecrets ?? false,
     updatedAt: now,
     updatedBy: actor,
   } satisfies Record<(typeof TASK_DEFINITION_COLUMNS)[number], unknown>;

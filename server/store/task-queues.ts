@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Kysely, RawBuilder, Transaction } from "kysely";
 import type { Database, TaskExecutionRow, TaskQueueRow } from "../../db/schema";
 import { assertCount, assertPositive, at, seconds } from "./sql-helpers";
+import { LLM_NODE_TYPES } from "../../engine/definition/llm-schema";
 
 /**
  * The task queue: "TaskQueues", hash-partitioned 8 ways on "queueName", leased
@@ -27,7 +28,7 @@ type Executor = Kysely<Database>;
 export const TASKS_CHANNEL = "node_flow_tasks";
 
 /** The task types the sidecar runs itself (server/system-tasks/); each is also its queue name (the decider's executorOf). */
-export const SYSTEM_TASK_TYPES = ["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "EVENT"] as const;
+export const SYSTEM_TASK_TYPES = ["HTTP", "HTTP_POLL", "JDBC", "LIST_MCP_TOOLS", "CALL_MCP_TOOL", ...LLM_NODE_TYPES, "INLINE", "JSON_JQ_TRANSFORM", "EVENT"] as const;
 
 /**
  * Where a system task's queue row announces itself, payload "wake": the

@@ -18,9 +18,9 @@ import type { SystemTaskOutcome } from "./system-task-outcome";
  * - `conductor:<name>` → `conductor:<workflow name>:<name>`
  * - `webhook:<http(s) url>` → the same text; the relay POSTs the payload to
  *   the URL as JSON, under the same network policy as HTTP tasks.
- * A conductor event is internal: nothing in this process subscribes to one
- * yet (event handlers arrive with the triggers), so the relay marks it
- * published and it stays in the table as a record. Any other sink (sqs:,
+ * A conductor event is internal: the relay runs the namespace's event
+ * handlers of its topic (server/events/handle-event.ts), then marks it
+ * published; it stays in the table as a record. Any other sink (sqs:,
  * kafka:, amqp:, nats:…) fails the task terminally: no retry makes a missing
  * integration appear.
  *

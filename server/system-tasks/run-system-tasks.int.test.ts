@@ -191,7 +191,7 @@ describe("EVENT through the outbox", () => {
     await t.db.updateTable("TaskExecutions").set({ status: "CANCELED", endedAt: new Date() }).where("workflowId", "=", task.workflowId).execute();
     const report = await reportTaskResult(
       { db: t.db, blobs },
-      { namespaceId, workflowId: task.workflowId, taskId: task.id, status: outcome.status, output: outcome.output, workerId: "sys-test", inTransaction: outcome.inTransaction },
+      { namespaceId, workflowId: task.workflowId, taskId: task.id, status: "COMPLETED", output: outcome.output, workerId: "sys-test", inTransaction: outcome.inTransaction },
     );
     expect(report).toMatchObject({ ok: false, error: "not_in_progress", status: "CANCELED" });
     expect(await outbox(task.workflowId)).toEqual([]);

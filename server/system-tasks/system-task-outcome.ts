@@ -8,9 +8,12 @@ import type { Database, TaskExecutionRow } from "../../db/schema";
  * burn its retries and backoff on them.
  */
 export interface SystemTaskOutcome {
-  status: "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR";
+  /** IN_PROGRESS: not done yet — the output is recorded and the task comes back after `callbackAfterSeconds` (HTTP_POLL). */
+  status: "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR" | "IN_PROGRESS";
   output: Record<string, unknown>;
   reason?: string;
+  /** With IN_PROGRESS: when the runner should see the task again. */
+  callbackAfterSeconds?: number;
   /**
    * Writes that must commit with the completion and roll back with it (an
    * EVENT's outbox row). Runs in the report's transaction after the task
@@ -29,4 +32,8 @@ export function failed(reason: string, output: Record<string, unknown> = {}): Sy
 
 export function failedTerminally(reason: string, output: Record<string, unknown> = {}): SystemTaskOutcome {
   return { status: "FAILED_WITH_TERMINAL_ERROR", output, reason };
+}
+
+export function inProgress(output: Record<string, unknown>, callbackAfterSeconds: number): SystemTaskOutcome {
+  return { status: "IN_PROGRESS", output, callbackAfterSeconds };
 }

@@ -28,6 +28,7 @@ const PUBLIC_PROCEDURES: Record<string, string> = {
 const PUBLIC_ROUTE_FILES: Record<string, string> = {
   "app/api/health/live/route.ts": "liveness probe for orchestrators: says only that the process answers",
   "app/api/health/ready/route.ts": "readiness probe for load balancers: migration names and the server version, nothing secret",
+  "app/api/hooks/[...path]/route.ts": "senders' webhook calls: each is authenticated by its webhook's secret, a token or an HMAC signature (server/webhooks/receive-webhook.ts)",
 };
 
 /**

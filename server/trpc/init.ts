@@ -5,7 +5,8 @@ import { authorizeNamespace } from "../auth/authorize";
 import type { Permission, Principal } from "../auth/principal";
 import type { BlobStore } from "../lib/blob-store";
 import type { Config } from "../lib/config";
-import { DefinitionProblemsError, FieldErrorsError, InputProblemsError } from "./problem-errors";
+import { findUnstorableValue } from "../lib/unstorable-input";
+import { DefinitionProblemsError, FieldErrorsError, fieldIssues, InputProblemsError } from "./problem-errors";
 
 /** Facts about the HTTP request behind a call, for sessions, the audit log and the CSRF check. */
 export interface RequestFacts {
@@ -54,9 +55,18 @@ export const createCallerFactory = t.createCallerFactory;
  * check never runs: the session cookie rides along on a forged cross-site
  * request, so the cookie alone cannot prove the user meant it.
  */
-const baseProcedure = t.procedure.use(({ ctx, type, next }) => {
+const baseProcedure = t.procedure.use(async ({ ctx, type, next, getRawInput }) => {
   if (type === "mutation" && !ctx.request.sameOrigin.ok) {
     throw new TRPCError({ code: "FORBIDDEN", message: ctx.request.sameOrigin.message });
+  }
+  // Input no row can hold (a NUL, a lone surrogate, nesting past the limit) is
+  // refused as a field error before any schema or handler sees it: inside, it
+  // reached Postgres and came back as a 500 (server/lib/unstorable-input.ts).
+  const unstorable = findUnstorableValue(await getRawInput());
+  if (unstorable !== null) {
+    const where = unstorable.path.length === 0 ? "The input" : "The value";
+    const message = `${where} ${unstorable.message}`;
+    throw new TRPCError({ code: "BAD_REQUEST", message, cause: fieldIssues([{ path: unstorable.path, message }]) });
   }
   return next();
 });

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { Problem } from "@/engine";
 import type { InputProblem } from "../executions/start-execution";
 
@@ -31,4 +32,21 @@ export class FieldErrorsError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * A ZodError naming the given fields, for refusals a service finds after the
+ * input parsed (a webhook naming a secret that does not exist): the error
+ * formatter puts it in `data.zodError`, and a console form shows each message
+ * next to its field. Made by a parse: a ZodError built with `new` is no
+ * Error, and tRPC would wrap it.
+ */
+export function fieldIssues(issues: { path: (string | number)[]; message: string }[]): z.ZodError {
+  const parsed = z
+    .unknown()
+    .superRefine((_, ctx) => {
+      for (const issue of issues) ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+    })
+    .safeParse(null);
+  return parsed.error!;
 }

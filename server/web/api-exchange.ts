@@ -15,6 +15,8 @@
 export interface ApiRequestHeaders {
   /** A header's value by name, in any case; null when absent. */
   get(name: string): string | null;
+  /** Every header as [lower-case name, value]. */
+  entries(): Iterable<[string, string]>;
 }
 
 export interface ApiRequest {

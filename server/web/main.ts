@@ -5,7 +5,8 @@
  * - The worker-facing APIs — `/api/v1/…` (REST) and `/conductor/api/…`
  *   (Conductor's wire protocol) — go straight to their dispatchers
  *   (server/rest, server/conductor), the same functions the App Router's
- *   catch-all routes call.
+ *   catch-all routes call; and senders' webhook calls, `/api/hooks/…`
+ *   (server/webhooks/receive-webhook.ts).
  * - Everything else — the console's pages, tRPC, the SSE streams, health and
  *   metrics — goes to Next's request handler, as under `next start`.
  *
@@ -22,12 +23,12 @@
  * this file and Next's bundled routes share one pool and one LISTEN
  * connection.
  *
- * Run by `nf start` as `node --import tsx server/web/main.ts`.
+ * Run by `nf start` as `node dist/server/web/main.js` (compiled by
+ * scripts/build-runtime.ts; `npm run nf -- start` runs it as
+ * `node --import tsx server/web/main.ts`), and so by the Docker image.
  */
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { conductorDepsOf } from "../conductor/conductor-deps";
 import { CONDUCTOR_ROUTES } from "../conductor/conductor-routes";
 import { answerConductorRequest } from "../conductor/dispatch-conductor-request";
@@ -35,25 +36,29 @@ import { serveApi } from "./node-api-exchange";
 import { answerRestRequest } from "../rest/dispatch";
 import { restDepsOf } from "../rest/rest-deps";
 import { ROUTES } from "../rest/routes";
+import { PROJECT_ROOT } from "../lib/runtime-entry";
 import { stopWhenSupervisorGone } from "../lib/supervisor-watch";
+import { answerWebhookCall, WEBHOOK_PATH_PREFIX } from "../webhooks/receive-webhook";
+import { webhookDepsOf } from "../webhooks/webhook-deps";
 import { closeWebContext, getWebContext } from "./web-context";
 
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** How long a stop waits for requests in flight (a parked long-poll ends at once when its connection closes). */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /** Whether `url` (a request target: path and query) belongs to the worker-facing APIs. */
 function isWorkerApiPath(url: string): boolean {
   const pathname = url.split("?", 1)[0]!;
-  return pathname.startsWith("/api/v1/") || pathname === "/api/v1" || pathname.startsWith("/conductor/api/");
+  return pathname.startsWith("/api/v1/") || pathname === "/api/v1" || pathname.startsWith("/conductor/api/") || pathname.startsWith(WEBHOOK_PATH_PREFIX);
 }
 
 function serveWorkerApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const conductor = (req.url ?? "").startsWith("/conductor/api/");
+  const url = req.url ?? "";
   return serveApi(req, res, (request) =>
-    conductor
+    url.startsWith("/conductor/api/")
       ? answerConductorRequest(() => conductorDepsOf(getWebContext()), request, CONDUCTOR_ROUTES)
-      : answerRestRequest(() => restDepsOf(getWebContext()), request, ROUTES),
+      : url.startsWith(WEBHOOK_PATH_PREFIX)
+        ? answerWebhookCall(() => webhookDepsOf(getWebContext()), request)
+        : answerRestRequest(() => restDepsOf(getWebContext()), request, ROUTES),
   );
 }
 

@@ -41,6 +41,10 @@ class NodeHeaders implements ApiRequestHeaders {
     // Node joins most repeated headers itself; Set-Cookie stays a list, which fetch's Headers joins too.
     return Array.isArray(value) ? value.join(", ") : value;
   }
+
+  *entries(): Iterable<[string, string]> {
+    for (const name of Object.keys(this.headers)) yield [name, this.get(name)!];
+  }
 }
 
 class NodeApiRequest implements ApiRequest {

@@ -4,6 +4,8 @@ import type { Db } from "@/db/pool";
 import { FilesystemBlobStore } from "../lib/blob-store";
 import type { BlobStore } from "../lib/blob-store";
 import { loadConfig } from "../lib/config";
+import { processMetrics } from "../lib/metrics";
+import { configureTracing } from "../lib/tracing";
 import type { Config } from "../lib/config";
 import { createLogger } from "../lib/logger";
 import type { Logger } from "../lib/logger";
@@ -41,6 +43,9 @@ export function getWebContext(): WebContext {
     const db = createDb(config.databaseUrl, { max: config.dbPoolSize, applicationName: "node-flow-web" });
     const logger = createLogger({ level: config.logLevel, base: { process: "web" } });
     const blobs = new FilesystemBlobStore({ root: path.join(config.dataDir, "blobs") });
+    processMetrics().configureLabels({ workflows: config.metricsWorkflows, tasks: config.metricsTasks });
+    // The web process hands workers their tasks' traceparent, and emits the span of a run an operator terminates.
+    const tracer = configureTracing(config.tracing, logger);
     let notifier: Notifier | undefined;
     let detachKeyCache: (() => void) | undefined;
     holder.__nodeFlowWebContext = {
@@ -70,6 +75,7 @@ export function getWebContext(): WebContext {
       close: async () => {
         detachKeyCache?.();
         await notifier?.close();
+        await tracer?.shutdown();
         await db.destroy();
       },
     };

@@ -49,6 +49,15 @@ const WORKFLOW_FIELDS: readonly (readonly [string, string])[] = [
 /** Output fields worth naming per node type (what each system task writes). */
 const OUTPUT_FIELDS: Partial<Record<NodeType, readonly string[]>> = {
   HTTP: ["response", "response.body", "response.statusCode", "response.headers"],
+  HTTP_POLL: ["response", "response.body", "response.statusCode", "pollCount"],
+  JDBC: ["result"],
+  LIST_MCP_TOOLS: ["tools"],
+  CALL_MCP_TOOL: ["content", "structuredContent", "isError", "text"],
+  LLM_CHAT_COMPLETE: ["result", "finishReason", "toolCalls", "tokenUsage", "latencyMs"],
+  LLM_TEXT_COMPLETE: ["result", "finishReason", "tokenUsage", "latencyMs"],
+  LLM_GENERATE_EMBEDDINGS: ["result", "dimensions", "tokenUsage", "latencyMs"],
+  LLM_INDEX_TEXT: ["docId", "chunks", "tokenUsage", "latencyMs"],
+  LLM_SEARCH_INDEX: ["result", "tokenUsage", "latencyMs"],
   INLINE: ["result"],
   JSON_JQ_TRANSFORM: ["result", "resultList"],
   HUMAN: ["outcome"],

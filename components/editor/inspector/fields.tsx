@@ -42,13 +42,18 @@ function placeholderOf(spec: FieldSpec): string | undefined {
   return defaultText(spec.defaultValue);
 }
 
+/** A warning says so: the definition is saved anyway (it resolves as Conductor resolves it). */
+function messageOf(p: Problem): string {
+  return p.severity === "warning" ? `Warning: ${p.message}` : p.message;
+}
+
 function messages(problems: readonly Problem[]): string {
-  return problems.map((p) => p.message).join(" ");
+  return problems.map(messageOf).join(" ");
 }
 
 /** Label, help text and errors around a field React Aria does not own (the CodeMirror ones). */
 function FieldShell({ spec, problems, extraError, children, labelId }: { spec: FieldSpec; problems: readonly Problem[]; extraError?: string | null; children: ReactNode; labelId: string }) {
-  const errors = [...problems.map((p) => p.message), ...(extraError ? [extraError] : [])];
+  const errors = [...problems.map(messageOf), ...(extraError ? [extraError] : [])];
   return (
     <div className="flex min-w-0 flex-col gap-1" data-field={spec.id} data-invalid={errors.length > 0 || undefined}>
       <Label id={labelId}>

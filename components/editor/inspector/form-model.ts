@@ -79,6 +79,7 @@ const HIDDEN_NODE_KEYS: ReadonlySet<string> = new Set(["type", "position", "pare
 const SCRIPTS: Readonly<Record<string, "javascript" | "jq" | "switch">> = {
   "INLINE.expression": "javascript",
   "DO_WHILE.loopCondition": "javascript",
+  "HTTP_POLL.httpRequest.terminationCondition": "javascript",
   "JSON_JQ_TRANSFORM.queryExpression": "jq",
   "SWITCH.expression": "switch",
 };
@@ -216,8 +217,8 @@ export function nodeFormModel(type: NodeType): NodeFormModel {
   return model;
 }
 
-/** Definition keys the settings form edits; the graph (nodes, edges) and the identity fields are not. */
-const SETTINGS_SKIP: ReadonlySet<string> = new Set(["schemaVersion", "version", "nodes", "edges"]);
+/** Definition keys the settings form does not edit: the graph (nodes, edges, sticky notes, pinned outputs) and the identity fields. */
+const SETTINGS_SKIP: ReadonlySet<string> = new Set(["schemaVersion", "version", "nodes", "edges", "notes", "pins"]);
 /** Workflow fields whose values are templates: the output is built with expressions once the run completes. */
 const SETTINGS_EXPRESSIONS: readonly FieldPath[] = [["outputParameters"]];
 

@@ -7,6 +7,7 @@ import { useCallback, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { NODE_TYPES } from "@/engine";
 import type { Problem, WorkflowDefinition, WorkflowNode } from "@/engine";
 import { NodeIconTile } from "../nodes/node-icon";
+import { AiProviderPicker } from "./ai-provider-picker";
 import { createUpstreamIndex, expressionCompletionSource, expressionOptions } from "./expression-completions";
 import type { ExpressionOption } from "./expression-completions";
 import { FieldInput, NO_PROBLEMS } from "./fields";
@@ -133,6 +134,7 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
       {specific.length > 0 ? (
         <section aria-label={info.label} className="flex flex-col gap-4">
           <SectionHeading>{info.label}</SectionHeading>
+          <AiProviderPicker node={node} readOnly={readOnly} onChange={onChange} />
           <FormFields {...shared} fields={specific} />
         </section>
       ) : null}
@@ -187,11 +189,14 @@ export function ReadOnlyNote() {
 
 /** Problems of the node that belong to no field: its edges, unknown keys, the node as a whole. */
 export function OtherProblems({ problems }: { problems: readonly Problem[] }) {
+  // Only warnings (a node that never runs, …): it is saved and runs as Conductor would run it.
+  const warnings = problems.every((p) => p.severity === "warning");
+  const noun = warnings ? "warning" : "problem";
   return (
-    <Alert status="danger">
+    <Alert status={warnings ? "warning" : "danger"}>
       <Alert.Indicator />
       <Alert.Content>
-        <Alert.Title>{problems.length === 1 ? "1 problem" : `${problems.length} problems`}</Alert.Title>
+        <Alert.Title>{problems.length === 1 ? `1 ${noun}` : `${problems.length} ${noun}s`}</Alert.Title>
         <Alert.Description>
           <ul className="flex list-disc flex-col gap-0.5 pl-4">
             {problems.map((p, i) => (

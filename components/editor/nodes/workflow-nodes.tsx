@@ -2,7 +2,7 @@
 
 import { Handle, Position } from "@xyflow/react";
 import type { NodeProps, NodeTypes } from "@xyflow/react";
-import { CircleAlert, Plus, X } from "lucide-react";
+import { CircleAlert, Plus, TriangleAlert, X } from "lucide-react";
 import { memo, useState } from "react";
 import type { KeyboardEvent } from "react";
 import { DEFAULT_CASE, LAYOUT_DEFAULTS, NODE_TYPES } from "@/engine";
@@ -22,6 +22,21 @@ export function nodeSummary(node: WorkflowNode): string {
       return node.name;
     case "HTTP":
       return `${node.httpRequest.method ?? "GET"} ${node.httpRequest.uri}`;
+    case "HTTP_POLL":
+      return `${node.httpRequest.method ?? "GET"} ${node.httpRequest.uri} every ${node.httpRequest.pollingInterval ?? 60}s`;
+    case "JDBC":
+      return `${node.jdbc.connectionId ?? node.jdbc.integrationName ?? ""}: ${node.jdbc.statement}`;
+    case "LIST_MCP_TOOLS":
+      return node.mcp.mcpServer;
+    case "CALL_MCP_TOOL":
+      return `${node.mcp.method} @ ${node.mcp.mcpServer}`;
+    case "LLM_CHAT_COMPLETE":
+    case "LLM_TEXT_COMPLETE":
+    case "LLM_GENERATE_EMBEDDINGS":
+      return `${node.llm.llmProvider}/${node.llm.model}`;
+    case "LLM_INDEX_TEXT":
+    case "LLM_SEARCH_INDEX":
+      return `index ${node.llm.index}`;
     case "SUB_WORKFLOW":
       return node.subWorkflowParam?.name ?? (node.workflowDefinition ? `inline: ${node.workflowDefinition.name}` : "");
     case "START_WORKFLOW":
@@ -49,22 +64,30 @@ const DIFF_RING: Readonly<Record<DiffKind, string>> = {
 
 const DIFF_LABEL: Readonly<Record<DiffKind, string>> = { added: "Added", changed: "Changed", removed: "Removed" };
 
+/** Errors in danger red; a node whose problems are all warnings (it runs, as Conductor runs it) in warning amber. */
+const problemTone = (data: WorkflowNodeData): "danger" | "warning" => (data.warningOnly ? "warning" : "danger");
+
 function frameClass(selected: boolean, data: WorkflowNodeData): string {
-  const ring = data.diff ? DIFF_RING[data.diff] : selected ? "ring-2 ring-accent" : data.problemCount > 0 ? "ring-1 ring-danger" : "";
-  return `rounded-xl border bg-surface shadow-sm transition-shadow ${data.problemCount > 0 ? "border-danger" : "border-separator"} ${ring}`;
+  const tone = problemTone(data);
+  const ring = data.diff ? DIFF_RING[data.diff] : selected ? "ring-2 ring-accent" : data.problemCount > 0 ? (tone === "warning" ? "ring-1 ring-warning" : "ring-1 ring-danger") : "";
+  const border = data.problemCount === 0 ? "border-separator" : tone === "warning" ? "border-warning" : "border-danger";
+  return `rounded-xl border bg-surface shadow-sm transition-shadow ${border} ${ring}`;
 }
 
 function ProblemBadge({ data }: { data: WorkflowNodeData }) {
   if (data.problemCount === 0) return null;
+  const warning = problemTone(data) === "warning";
+  const noun = warning ? "warning" : "problem";
   return (
     <span
-      aria-label={`${data.problemCount} problem${data.problemCount === 1 ? "" : "s"}: ${data.firstProblem ?? ""}`}
-      className="absolute -top-2 -right-2 flex h-5 min-w-5 items-center justify-center gap-0.5 rounded-full bg-danger px-1 text-[11px] font-semibold text-white shadow"
+      aria-label={`${data.problemCount} ${noun}${data.problemCount === 1 ? "" : "s"}: ${data.firstProblem ?? ""}`}
+      className={`absolute -top-2 -right-2 flex h-5 min-w-5 items-center justify-center gap-0.5 rounded-full px-1 text-[11px] font-semibold shadow ${warning ? "bg-warning text-black" : "bg-danger text-white"}`}
+      data-severity={warning ? "warning" : "error"}
       data-testid="node-problems"
       role="img"
       title={data.firstProblem ?? undefined}
     >
-      <CircleAlert aria-hidden className="size-3" />
+      {warning ? <TriangleAlert aria-hidden className="size-3" /> : <CircleAlert aria-hidden className="size-3" />}
       {data.problemCount}
     </span>
   );
@@ -308,7 +331,7 @@ export const LoopNode = memo(function LoopNode({ data, selected }: NodeProps<Loo
   const iteration = useLoopIteration(node.ref);
   return (
     <div
-      className={`relative h-full w-full rounded-2xl border-2 border-dashed bg-accent-soft/30 ${data.problemCount > 0 ? "border-danger" : "border-accent/40"} ${
+      className={`relative h-full w-full rounded-2xl border-2 border-dashed bg-accent-soft/30 ${data.problemCount === 0 ? "border-accent/40" : problemTone(data) === "warning" ? "border-warning" : "border-danger"} ${
         data.diff ? DIFF_RING[data.diff] : selected ? "ring-2 ring-accent" : ""
       } ${runFrame(run)}`}
       data-node-type="DO_WHILE"

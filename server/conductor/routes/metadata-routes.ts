@@ -12,7 +12,8 @@ import { upsertTaskDefinition } from "../../definitions/upsert-task-definition";
 import { ConductorError, conflict, dottedPath, notFound, validationFailed, zodValidationErrors } from "../conductor-error";
 import type { ConductorValidationError } from "../conductor-error";
 import { defineConductorRoute } from "../define-conductor-route";
-import { importConductorDefinition, registerConductorWorkflow, storeImportedDefinition } from "../register-conductor-workflow";
+import { importConductorDefinition, missingReferenceErrors, registerConductorWorkflow, storeImportedDefinition } from "../register-conductor-workflow";
+import type { ConductorRegistrationWarning } from "../register-conductor-workflow";
 
 /**
  * Conductor's /metadata resource: WorkflowDef and TaskDef JSON in and out,
@@ -43,7 +44,8 @@ export const registerWorkflowDefRoute = defineConductorRoute({
       if (result.reason === "invalid") throw validationFailed(result.errors);
       throw conflict(result.message);
     }
-    return { status: 200, json: {} };
+    // Conductor answers {}; node-flow adds what it warns of (never a refusal: Conductor accepts these).
+    return { status: 200, json: result.warnings.length === 0 ? {} : { warnings: result.warnings } };
   },
 });
 
@@ -55,19 +57,24 @@ export const updateWorkflowDefsRoute = defineConductorRoute({
   body: z.array(WorkflowDefBody).min(1).max(100),
   handler: async ({ deps, principal, namespaceId, body }) => {
     const errors: ConductorValidationError[] = [];
+    const warnings: ConductorRegistrationWarning[] = [];
     const definitions: WorkflowDefinition[] = [];
-    body.forEach((def, i) => {
+    for (const [i, def] of body.entries()) {
       const imported = importConductorDefinition(def, `[${i}]`);
-      if (imported.ok) definitions.push(imported.definition);
-      else errors.push(...imported.errors);
-    });
+      if (imported.ok) {
+        definitions.push(imported.definition);
+        warnings.push(...imported.warnings);
+        errors.push(...(await missingReferenceErrors(deps.db, namespaceId, imported.definition, `[${i}]`)));
+      } else errors.push(...imported.errors);
+    }
     if (errors.length > 0) throw validationFailed(errors);
     const names: string[] = [];
     for (const definition of definitions) {
       await storeImportedDefinition(deps.db, { namespaceId, definition, overwrite: true, createdBy: createdByOfPrincipal(principal), actor: actorOfPrincipal(principal) });
       names.push(definition.name);
     }
-    return { status: 200, json: { bulkErrorResults: {}, bulkSuccessfulResults: names } };
+    // Conductor's BulkResponse, plus node-flow's warnings (paths start with the definition's index) when there are any.
+    return { status: 200, json: { bulkErrorResults: {}, bulkSuccessfulResults: names, ...(warnings.length === 0 ? {} : { warnings }) } };
   },
 });
 
@@ -137,6 +144,10 @@ function taskDefinitionOf(raw: unknown, root: string): { ok: true; value: TaskDe
   if (timeout > 0 && response > timeout) {
     errors.push({ path: dottedPath(root, ["responseTimeoutSeconds"]), message: `responseTimeoutSeconds (${response}) must be less than timeoutSeconds (${timeout})` });
   }
+  // node-flow's own field (not Conductor's): workers of this queue are handed resolved secrets.
+  if (given.allowSecrets !== undefined && given.allowSecrets !== null && typeof given.allowSecrets !== "boolean") {
+    errors.push({ path: dottedPath(root, ["allowSecrets"]), message: "allowSecrets must be true or false" });
+  }
   if (errors.length > 0 || !name.success) return { ok: false, errors };
   // null is "absent" in Conductor's JSON: the stored default applies.
   const pick = <T>(key: string): T | undefined => (def[key] === null || def[key] === undefined ? undefined : (def[key] as T));
@@ -159,6 +170,7 @@ function taskDefinitionOf(raw: unknown, root: string): { ok: true; value: TaskDe
     "inputKeys",
     "outputKeys",
     "inputTemplate",
+    "allowSecrets",
   ] as const;
   for (const key of keys) {
     const v = pick(key);
@@ -190,6 +202,7 @@ export function toConductorTaskDef(row: TaskDefinitionRow): Record<string, unkno
     inputKeys: row.inputKeys,
     outputKeys: row.outputKeys,
     inputTemplate: typeof row.inputTemplate === "object" && row.inputTemplate !== null ? row.inputTemplate : {},
+    allowSecrets: row.allowSecrets,
     createTime: row.createdAt.getTime(),
     updateTime: row.updatedAt.getTime(),
     createdBy: row.createdBy,
@@ -226,7 +239,8 @@ export const updateTaskDefRoute = defineConductorRoute({
   summary: "Replace an existing TaskDef (404 when there is none by that name)",
   body: z.unknown(),
   handler: async ({ deps, principal, namespaceId, body }) => {
-    const checked = taskDefinitionOf(body, "");
+    // Rooted at "body" like every other body's paths (`body.name`); a list's items are `[i]` (registerTaskDefsRoute).
+    const checked = taskDefinitionOf(body, "body");
     if (!checked.ok) throw validationFailed(checked.errors);
     if ((await getTaskDefinition(deps.db, namespaceId, checked.value.name)) === undefined) throw notFound(`No such taskType found by name: ${checked.value.name}`);
     await upsertTaskDefinition(deps.db, { namespaceId, definition: checked.value, updatedBy: createdByOfPrincipal(principal), actor: actorOfPrincipal(principal) });

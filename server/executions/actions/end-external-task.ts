@@ -61,7 +61,8 @@ export async function endExternalTask(
         refName: task.refName,
         taskId: task.id,
         status: input.status,
-        data: { external: true, ...(reason === null ? {} : { reason }), ...(input.outcome == null ? {} : { outcome: input.outcome }) },
+        // The task's own times, which the live run page shows (the event's `at` is not the task's).
+        data: { external: true, ...(ended.startedAt ? { startedAt: ended.startedAt.toISOString() } : {}), endedAt: now.toISOString(), ...(reason === null ? {} : { reason }), ...(input.outcome == null ? {} : { outcome: input.outcome }) },
       },
     ],
     details: { taskId: task.id, ref: task.refName, taskType: task.taskType, status: input.status, ...input.details },

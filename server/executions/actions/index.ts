@@ -24,3 +24,5 @@ export { skipTask, SkipTaskInputSchema } from "./skip-task";
 export type { SkipTaskInput, SkipTaskResult } from "./skip-task";
 export { completeExternalTask, CompleteExternalTaskInputSchema } from "./complete-external-task";
 export type { CompleteExternalTaskInput, CompleteExternalTaskResult } from "./complete-external-task";
+export { updateWorkflowVariables, UpdateWorkflowVariablesInputSchema } from "./update-workflow-variables";
+export type { UpdateWorkflowVariablesInput, UpdateWorkflowVariablesResult } from "./update-workflow-variables";

@@ -1,4 +1,7 @@
 import { z } from "zod";
+import type { WorkflowExecutionRow } from "../../../db/schema";
+import { observeRunFinished } from "../../lib/metrics";
+import { processTracer } from "../../lib/tracing";
 import { appendWorkflowEvents } from "../../store/workflow-events";
 import { terminateWorkflowTree } from "../workflow-lifecycle";
 import { WorkflowActionBaseSchema, openWorkflow, parseInput, recordAction, refuse, refuseStatus, runInTransaction } from "./action-support";
@@ -25,7 +28,8 @@ export async function terminateWorkflow(deps: WorkflowActionDeps, rawInput: unkn
   const parsed = parseInput(TerminateWorkflowInputSchema, rawInput);
   if (!parsed.ok) return parsed;
   const input = parsed.value;
-  return runInTransaction(deps, async (trx, now) => {
+  let ended: { wf: WorkflowExecutionRow; at: Date } | undefined;
+  const result = await runInTransaction(deps, async (trx, now) => {
     const wf = await openWorkflow(trx, input);
     if (wf.status !== "RUNNING" && wf.status !== "PAUSED") refuseStatus("not-running", wf, "only a RUNNING or PAUSED workflow can be terminated");
     const actor = { type: input.actor.type, id: input.actor.id };
@@ -42,6 +46,28 @@ export async function terminateWorkflow(deps: WorkflowActionDeps, rawInput: unkn
       details: { from: wf.status, reason: input.reason },
       now,
     });
+    ended = { wf, at: now };
     return { ok: true as const, workflowId: wf.id, status: "TERMINATED" as const };
-  }) as Promise<TerminateWorkflowResult>;
+  });
+  // After the commit. The decider never sees this end (it is not evaluated), so this process counts it.
+  if (result.ok && ended) observeRunTerminated(ended.wf, ended.at, input.reason);
+  return result as TerminateWorkflowResult;
+}
+
+/** The run-finished metric and the run's span for an operator's terminate (sub-workflows ended with it are not counted). */
+function observeRunTerminated(wf: WorkflowExecutionRow, at: Date, reason: string): void {
+  observeRunFinished(wf.defName, "TERMINATED", at.getTime() - wf.startedAt.getTime());
+  processTracer()?.runEnded({
+    workflowId: wf.id,
+    workflowName: wf.defName,
+    workflowVersion: wf.defVersion,
+    namespaceId: wf.namespaceId,
+    status: "TERMINATED",
+    startedAt: wf.startedAt,
+    endedAt: at,
+    reasonForIncompletion: reason,
+    correlationId: wf.correlationId,
+    parentWorkflowId: wf.parentWorkflowId,
+    parentTaskId: wf.parentTaskId,
+  });
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { NameSchema, validateDefinition } from "../../../engine";
 import type { Problem as DefinitionProblem } from "../../../engine";
 import { registerWorkflowDefinition } from "../../definitions/register-workflow-definition";
+import { missingDispatchReferences } from "../../definitions/check-dispatch-references";
 import { getWorkflowDefinition, listLatestWorkflowDefinitions } from "../../store/workflow-definitions";
 import { actorOfPrincipal, createdByOfPrincipal } from "../../auth/api-keys";
 import { defineRoute } from "../define-route";
@@ -34,10 +35,10 @@ export const createDefinitionRoute = defineRoute({
   operationId: "createWorkflowDefinition",
   summary: "Save a definition as its next version",
   description:
-    "Versions are immutable: saving always creates version max + 1 of the definition's name. A `version` in the body is ignored. An invalid definition is refused with every problem at once, each naming its field and node.",
+    "Versions are immutable: saving always creates version max + 1 of the definition's name. A `version` in the body is ignored. An invalid definition is refused with every problem at once, each naming its field and node. `warnings` lists node-flow's extra checks the saved definition fails (a node that never runs, an expression naming no node): saved anyway, as Conductor would run it.",
   tags,
   body: WorkflowDefinitionBodySchema,
-  responses: { 201: z.object({ id: z.uuid(), name: z.string(), version: z.int() }) },
+  responses: { 201: z.object({ id: z.uuid(), name: z.string(), version: z.int(), warnings: z.array(ProblemFieldErrorSchema) }) },
   handler: async ({ deps, principal, namespace, body }) => {
     const result = await registerWorkflowDefinition(deps.db, {
       namespaceId: namespace.id,
@@ -50,7 +51,7 @@ export const createDefinitionRoute = defineRoute({
       throw new HttpProblem("not-found", result.message);
     }
     const location = `/api/v1/ns/${encodeURIComponent(namespace.name)}/definitions/${encodeURIComponent(result.name)}?version=${result.version}`;
-    return { status: 201, body: { id: result.id, name: result.name, version: result.version }, headers: { location } };
+    return { status: 201, body: { id: result.id, name: result.name, version: result.version, warnings: result.warnings.map(fieldError) }, headers: { location } };
   },
 });
 
@@ -109,12 +110,14 @@ export const validateDefinitionRoute = defineRoute({
   auth: "read",
   operationId: "validateWorkflowDefinition",
   summary: "Check a definition without saving it",
-  description: "Answers 200 either way: `valid` says whether it would be accepted, and `problems` lists every reason it would not.",
+  description:
+    "Answers 200 either way: `valid` says whether it would be accepted, `problems` lists every reason it would not, and `warnings` what would be saved anyway (node-flow's extra checks on what Conductor would run: a node that never runs, an expression naming no node).",
   tags,
   body: WorkflowDefinitionBodySchema,
-  responses: { 200: z.object({ valid: z.boolean(), problems: z.array(ProblemFieldErrorSchema) }) },
-  handler: ({ body }) => {
+  responses: { 200: z.object({ valid: z.boolean(), problems: z.array(ProblemFieldErrorSchema), warnings: z.array(ProblemFieldErrorSchema) }) },
+  handler: async ({ deps, namespace, body }) => {
     const result = validateDefinition(body);
-    return Promise.resolve({ status: 200 as const, body: { valid: result.ok, problems: result.ok ? [] : result.problems.map(fieldError) } });
+    const problems = result.ok ? await missingDispatchReferences(deps.db, namespace.id, result.definition) : result.problems;
+    return { status: 200 as const, body: { valid: problems.length === 0, problems: problems.map(fieldError), warnings: result.warnings.map(fieldError) } };
   },
 });

@@ -67,7 +67,8 @@ const Params = z.object({ id: UuidSchema });
 function humanProblem(refusal: HumanRefusal): HttpProblem {
   switch (refusal.code) {
     case "invalid-data":
-      return formDataProblem("/body/data", refusal, "/body");
+      // Field errors point into the data; a refusal naming no field is about the outcome.
+      return formDataProblem("/body/data", refusal, "/body/outcome");
     case "invalid-input":
       return validationProblem([{ pointer: "/body", message: refusal.message, code: "invalid-input" }]);
     case "forbidden":

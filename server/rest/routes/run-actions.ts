@@ -40,7 +40,8 @@ type RunRefusal = ActionRefusal & { fieldErrors?: { path: string; message: strin
 function refusalProblem(refusal: RunRefusal): HttpProblem {
   // The human-task rules (complete-external-task on a HUMAN task): not allowed, and form data that fails the schema.
   if (refusal.code === "forbidden") return new HttpProblem("forbidden", refusal.message);
-  if (refusal.code === "invalid-data") return formDataProblem("/body/output", refusal);
+  // Field errors point into the form data (the output); a refusal naming no field is about output.outcome.
+  if (refusal.code === "invalid-data") return formDataProblem("/body/output", refusal, "/body/output/outcome");
   const pointer = INVALID_REQUEST_CODES[refusal.code];
   if (pointer !== undefined) return validationProblem([{ pointer, message: refusal.message, code: refusal.code }]);
   if (NOT_FOUND_CODES.has(refusal.code)) return new HttpProblem("not-found", refusal.message);

@@ -10,6 +10,16 @@ import { CursorSchema, TaskDefinitionBodySchema, TaskDefinitionSchema, limitSche
 
 const tags = ["Task definitions"];
 
+/**
+ * A page's `nextCursor`: the last name, base64url (store/task-definitions.ts).
+ * Anything else is refused here rather than decoded: base64url of garbage can
+ * hold a NUL byte, and Postgres refused the query (a 500).
+ */
+const TaskDefinitionCursorSchema = CursorSchema.refine((cursor) => {
+  const name = Buffer.from(cursor, "base64url").toString("utf8");
+  return Buffer.from(name, "utf8").toString("base64url") === cursor && NameSchema.safeParse(name).success;
+}, "is not a cursor this list handed out");
+
 export const putTaskDefinitionRoute = defineRoute({
   method: "PUT",
   path: "/ns/{ns}/task-definitions/{name}",
@@ -56,7 +66,7 @@ export const listTaskDefinitionsRoute = defineRoute({
   operationId: "listTaskDefinitions",
   summary: "List task definitions by name",
   tags,
-  query: z.object({ limit: limitSchema(100, 1000), cursor: CursorSchema.optional() }),
+  query: z.object({ limit: limitSchema(100, 1000), cursor: TaskDefinitionCursorSchema.optional() }),
   responses: { 200: pageSchema(TaskDefinitionSchema) },
   handler: async ({ deps, namespace, query }) => {
     const page = await listTaskDefinitions(deps.db, { namespaceId: namespace.id, limit: query.limit, cursor: query.cursor });

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { SYSTEM_QUEUE_NAMES } from "../../../engine";
+import { countWorkerPoll } from "../../lib/metrics";
 import { PayloadResolutionError, resolveTaskPayloads } from "../../lib/payload-offload";
+import { processTracer, traceparentOf } from "../../lib/tracing";
 import { reportTaskResult } from "../../tasks/report-task-result";
 import type { ReportTaskResultOutcome } from "../../tasks/report-task-result";
 import type { WorkerFinalStatus } from "../../store/task-executions";
@@ -8,7 +10,8 @@ import { getTaskInNamespace } from "../../store/task-executions";
 import { appendTaskLogs, listTaskLogs } from "../../store/task-logs";
 import { releaseLease, renewLease } from "../../store/task-queues";
 import type { LeasedTask } from "../../store/task-queues";
-import type { BlobStore } from "../../lib/blob-store";
+import { dispatchWorkerTasks } from "../../secrets/dispatch-worker-tasks";
+import { secretLookup } from "../../secrets/secrets";
 import { releaseTaskGates, renewTaskGates } from "../../tasks/task-gates";
 import { MAX_POLL_TIMEOUT_MS, pollTasks } from "../../tasks/task-poller";
 import { defineRoute } from "../define-route";
@@ -55,6 +58,13 @@ const PolledTaskSchema = z.object({
   leaseExpiresAt: TimestampSchema.meta({ description: "Heartbeat before this, or the task goes to another worker." }),
   responseTimeoutSeconds: z.int().nullable(),
   timeoutSeconds: z.int().nullable(),
+  traceparent: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "Present when the server exports traces (OTEL_TRACES_EXPORTER=otlp): the W3C trace context of this task attempt's span in its run's trace. A worker that starts its spans under it joins the run's trace.",
+    }),
 });
 
 export const pollTasksRoute = defineRoute({
@@ -78,6 +88,7 @@ export const pollTasksRoute = defineRoute({
     if (SYSTEM_QUEUE_NAMES.has(body.queue)) {
       throw validationProblem([{ pointer: "/body/queue", message: `"${body.queue}" is a built-in task's queue; the server runs those tasks itself` }]);
     }
+    countWorkerPoll(body.queue, body.workerId);
     const leased = await pollTasks(
       { db: deps.db, notifier: deps.notifier() },
       {
@@ -90,25 +101,35 @@ export const pollTasksRoute = defineRoute({
         signal,
       },
     );
-    return { status: 200, body: { tasks: await toPolledTasks(deps.blobs, leased) } };
+    return { status: 200, body: { tasks: await toPolledTasks(deps, leased) } };
   },
 });
 
-/** Leased tasks as the worker sees them, their inputs read back from the blob store where offloaded. */
-async function toPolledTasks(blobs: BlobStore, leased: readonly LeasedTask[]): Promise<z.infer<typeof PolledTaskSchema>[]> {
+/**
+ * Leased tasks as the worker sees them, their inputs read back from the blob
+ * store where offloaded and their secrets and variables resolved
+ * (dispatch-worker-tasks.ts; a task naming a missing one is failed and left out).
+ */
+async function toPolledTasks(deps: RestDeps, leased: readonly LeasedTask[]): Promise<z.infer<typeof PolledTaskSchema>[]> {
   let tasks;
   try {
-    tasks = await resolveTaskPayloads(
-      blobs,
-      leased.map((l) => l.task),
+    tasks = await dispatchWorkerTasks(
+      { db: deps.db, blobs: deps.blobs, secrets: secretLookup(deps.db, deps.sealingKeys) },
+      await resolveTaskPayloads(
+        deps.blobs,
+        leased.map((l) => l.task),
+      ),
     );
   } catch (error) {
     // The leases stay; they expire and the sweeper hands the tasks on. A lost blob is not the worker's fault.
     if (error instanceof PayloadResolutionError) throw new HttpProblem("internal", error.message);
     throw error;
   }
-  return tasks.map((task, i) => {
-    const queue = leased[i]!.queue;
+  const queues = new Map(leased.map((l) => [l.task.id, l.queue]));
+  // Computed from the ids, so handing it out costs no read (tracing.ts).
+  const tracing = processTracer() !== undefined;
+  return tasks.map((task) => {
+    const queue = queues.get(task.id)!;
     return {
       taskId: task.id,
       workflowId: task.workflowId,
@@ -124,6 +145,7 @@ async function toPolledTasks(blobs: BlobStore, leased: readonly LeasedTask[]): P
       leaseExpiresAt: iso(queue.leaseExpiresAt ?? new Date()),
       responseTimeoutSeconds: task.responseTimeoutSeconds,
       timeoutSeconds: task.timeoutSeconds,
+      ...(tracing ? { traceparent: traceparentOf(task.workflowId, task.id) } : {}),
     };
   });
 }
@@ -255,6 +277,8 @@ async function reportAndAnswer(
   });
   if (!outcome.ok) throw reportProblem(outcome);
   const queueName = outcome.task.queueName;
+  // A report that asks for more is this busy worker's poll: without it, a worker that never idles would not count as active.
+  if (next !== undefined && queueName !== null) countWorkerPoll(queueName, body.workerId);
   const leased =
     next === undefined || next.timeoutMs === 0 || outcome.leased.length > 0 || queueName === null
       ? outcome.leased
@@ -268,7 +292,7 @@ async function reportAndAnswer(
       taskId: outcome.task.id,
       workflowId: outcome.task.workflowId,
       status: report.status,
-      ...(next !== undefined ? { next: await nextTasks(deps.blobs, leased) } : {}),
+      ...(next !== undefined ? { next: await nextTasks(deps, leased) } : {}),
     },
   };
 }
@@ -278,9 +302,9 @@ async function reportAndAnswer(
  * leased must not turn its answer into an error (the worker would retry a
  * report that landed). Those leases lapse and the sweeper hands the tasks on.
  */
-async function nextTasks(blobs: BlobStore, leased: readonly LeasedTask[]): Promise<z.infer<typeof PolledTaskSchema>[]> {
+async function nextTasks(deps: RestDeps, leased: readonly LeasedTask[]): Promise<z.infer<typeof PolledTaskSchema>[]> {
   try {
-    return await toPolledTasks(blobs, leased);
+    return await toPolledTasks(deps, leased);
   } catch (error) {
     if (error instanceof HttpProblem) return [];
     throw error;

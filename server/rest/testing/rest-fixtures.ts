@@ -8,6 +8,7 @@ import type { ApiKeyScope } from "../../auth/principal";
 import { FilesystemBlobStore } from "../../lib/blob-store";
 import type { BlobStore } from "../../lib/blob-store";
 import { Notifier, TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL } from "../../lib/notifier";
+import { sealingKeysOf } from "../../secrets/secrets";
 import { insertNamespace } from "../../store/namespaces";
 import type { RestDeps } from "../define-route";
 import { serverAuth } from "../rest-deps";
@@ -59,6 +60,9 @@ export function apiClient(baseUrl: string) {
 }
 
 /** Everything an integration test of the REST API needs: deps, a blob directory, a notifier, a server. */
+/** The instance secret the harness seals namespace secrets with: give it to a sidecar that must open them. */
+export const TEST_INSTANCE_SECRET = "s".repeat(64);
+
 export interface RestHarness {
   deps: RestDeps;
   blobs: BlobStore;
@@ -73,7 +77,7 @@ export async function startRestHarness(db: Db, databaseUrl: string): Promise<Res
   const blobs = new FilesystemBlobStore({ root: blobRoot });
   const notifier = new Notifier({ connectionString: databaseUrl, applicationName: "rest-test-notifier", channels: [TASKS_CHANNEL, WORKFLOW_EVENTS_CHANNEL] });
   await notifier.start();
-  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, logger: { info: () => undefined, warn: (obj, msg) => console.warn(msg, obj), error: (obj, msg) => console.error(msg, obj) } };
+  const deps: RestDeps = { db, blobs, notifier: () => notifier, auth: serverAuth, sealingKeys: sealingKeysOf({ secret: TEST_INSTANCE_SECRET, previousSecrets: [] }), logger: { info: () => undefined, warn: (obj, msg) => console.warn(msg, obj), error: (obj, msg) => console.error(msg, obj) } };
   const server = await serveRest(deps);
   return {
     deps,

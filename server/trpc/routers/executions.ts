@@ -202,6 +202,8 @@ export const executionsRouter = router({
           inputTruncated: z.boolean(),
           outputTruncated: z.boolean(),
           variablesTruncated: z.boolean(),
+          /** Who or what started the run: a user or key, `schedule:<name>`, `webhook:<name>`. */
+          startedBy: z.string().nullable(),
         }),
         definition: z.unknown(),
         tasks: z.array(taskSummaryOutput),
@@ -234,6 +236,7 @@ export const executionsRouter = router({
           inputTruncated: runInputValue.truncated,
           outputTruncated: runOutputValue.truncated,
           variablesTruncated: variables.truncated,
+          startedBy: row.createdBy,
         },
         definition: definition?.graph ?? null,
         tasks: tasks.slice(0, MAX_TASK_ROWS).map(toTaskSummary),

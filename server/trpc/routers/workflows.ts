@@ -129,10 +129,18 @@ export const workflowsRouter = router({
    * Saves the definition as the next version of its name (versions are
    * immutable). An invalid definition is a BAD_REQUEST whose cause — and, over
    * HTTP, `error.data.problems` — is the engine's Problem list; nothing is stored.
+   * `warnings` are the problems saved anyway (Problem, severity "warning").
    */
   save: namespaceProcedure("edit")
     .input(workflowSaveInput)
-    .output(z.object({ id: z.string(), name: z.string(), version: z.number().int() }))
+    .output(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        version: z.number().int(),
+        warnings: z.array(z.object({ code: z.string(), message: z.string(), path: z.array(z.union([z.string(), z.number()])), ref: z.string().optional(), severity: z.literal("warning").optional() })),
+      }),
+    )
     .mutation(async ({ ctx, input }) => {
       const result = await registerWorkflowDefinition(ctx.db, {
         namespaceId: ctx.namespaceId,
@@ -141,7 +149,7 @@ export const workflowsRouter = router({
         createdBy: createdByOfPrincipal(ctx.principal),
         actor: actorOfPrincipal(ctx.principal, ctx.request.ipAddress),
       });
-      if (result.ok) return { id: result.id, name: result.name, version: result.version };
+      if (result.ok) return { id: result.id, name: result.name, version: result.version, warnings: result.warnings };
       if (result.reason === "invalid") {
         const cause = new DefinitionProblemsError(result.problems);
         throw new TRPCError({ code: "BAD_REQUEST", message: cause.message, cause });

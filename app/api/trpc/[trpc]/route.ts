@@ -1,4 +1,5 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { checkedTrpcRequest } from "@/server/trpc/checked-request";
 import { createTrpcContext } from "@/server/trpc/context";
 import { appRouter } from "@/server/trpc/routers/_app";
 import { getWebContext } from "@/server/web/web-context";
@@ -8,7 +9,9 @@ export const dynamic = "force-dynamic";
 
 // Not public as a route: every procedure behind it is protected unless marked
 // public one by one (server/trpc/init.ts), which default-deny.int.test.ts checks.
-function handler(req: Request): Promise<Response> {
+async function handler(request: Request): Promise<Response> {
+  const req = await checkedTrpcRequest(request);
+  if (req instanceof Response) return req;
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,

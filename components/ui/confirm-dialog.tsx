@@ -4,20 +4,24 @@ import { AlertDialog, Button } from "@heroui/react";
 import type { ReactNode } from "react";
 
 /**
- * A confirmation for an action that cannot be taken back (revoke, rotate,
- * disable). Stays open while the request runs and shows its error in place,
- * so a failure is never mistaken for success; the caller closes it on success.
+ * "Are you sure?" before an action that cannot be taken back (revoke, delete,
+ * disable, terminate, leave unsaved). Stays open while the request runs and
+ * shows its error in place, so a failure is never mistaken for success; the
+ * caller closes it on success. While pending, neither Cancel nor the backdrop
+ * closes it: the request is already on its way.
  */
-export function ConfirmActionDialog({
+export function ConfirmDialog({
   isOpen,
   onOpenChange,
   title,
   children,
   confirmLabel,
-  pendingLabel,
-  status = "danger",
-  isPending,
-  error,
+  pendingLabel = confirmLabel,
+  cancelLabel = "Cancel",
+  tone = "danger",
+  confirmVariant = tone === "danger" ? "danger" : "primary",
+  isPending = false,
+  error = null,
   onConfirm,
 }: {
   isOpen: boolean;
@@ -25,10 +29,15 @@ export function ConfirmActionDialog({
   title: string;
   children: ReactNode;
   confirmLabel: string;
-  pendingLabel: string;
-  status?: "danger" | "warning";
-  isPending: boolean;
-  error: string | null;
+  /** The confirm button's label while the request runs ("Revoking…"). */
+  pendingLabel?: string;
+  cancelLabel?: string;
+  /** The icon, and by default the confirm button: danger for what cannot be undone, warning for what can. */
+  tone?: "danger" | "warning";
+  /** For a warning whose way out still destroys something (discarding unsaved changes). */
+  confirmVariant?: "danger" | "primary";
+  isPending?: boolean;
+  error?: string | null;
   onConfirm: () => void;
 }) {
   return (
@@ -36,7 +45,7 @@ export function ConfirmActionDialog({
       <AlertDialog.Container placement="center" size="sm">
         <AlertDialog.Dialog>
           <AlertDialog.Header>
-            <AlertDialog.Icon status={status} />
+            <AlertDialog.Icon status={tone} />
             <AlertDialog.Heading>{title}</AlertDialog.Heading>
           </AlertDialog.Header>
           <AlertDialog.Body className="flex flex-col gap-3 text-sm">
@@ -49,9 +58,9 @@ export function ConfirmActionDialog({
           </AlertDialog.Body>
           <AlertDialog.Footer>
             <Button isDisabled={isPending} slot="close" variant="tertiary">
-              Cancel
+              {cancelLabel}
             </Button>
-            <Button isPending={isPending} variant={status === "danger" ? "danger" : "primary"} onPress={onConfirm}>
+            <Button isPending={isPending} variant={confirmVariant} onPress={onConfirm}>
               {isPending ? pendingLabel : confirmLabel}
             </Button>
           </AlertDialog.Footer>

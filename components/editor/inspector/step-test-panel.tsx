@@ -1,0 +1,169 @@
+"use client";
+
+import { Button, Chip } from "@heroui/react";
+import { useMutation } from "@tanstack/react-query";
+import { FlaskConical, Pin, PinOff } from "lucide-react";
+import { useState } from "react";
+import { NODE_TYPES, TESTABLE_STEP_TYPES } from "@/engine";
+import type { WorkflowNode } from "@/engine";
+import { useNamespace } from "../../console-session";
+import { useTRPC } from "../../trpc";
+import { CodeEditor } from "../code-editor";
+import { useEditor, useEditorStore } from "../editor-context";
+import { SectionHeading } from "./node-inspector";
+import { formatJson, parseJson } from "./json-text";
+
+type JsonObject = Record<string, unknown>;
+
+const TESTABLE: ReadonlySet<string> = new Set(TESTABLE_STEP_TYPES);
+
+/** A JSON object typed in a field, the last valid one kept while the text is broken. */
+function useJsonObject(initial: JsonObject | undefined) {
+  const [text, setText] = useState(() => formatJson(initial ?? {}));
+  const parsed = parseJson(text, true);
+  const value = parsed.ok ? ((parsed.value as JsonObject | undefined) ?? {}) : null;
+  const diagnostics = parsed.ok ? [] : [{ from: parsed.error.from, to: parsed.error.to, message: parsed.error.message, severity: "error" as const }];
+  return { text, setText, value, diagnostics, error: parsed.ok ? null : parsed.error.message };
+}
+
+/**
+ * Under a node's inspector: **Test step** runs this one node on sample data
+ * (server/definitions/test-step.ts) and shows its output or error, and
+ * **Pinned output** holds the output its downstream nodes read when they are
+ * tested — typed by hand, or pinned from a test's result. Pins are saved with
+ * the definition and never used by a run.
+ */
+export function StepTestPanel({ node }: { node: WorkflowNode }) {
+  const namespace = useNamespace();
+  const readOnly = useEditor((s) => s.readOnly);
+  const pin = useEditor((s) => s.definition.pins?.[node.ref]);
+  const store = useEditorStore();
+  const trpc = useTRPC();
+  const sample = useJsonObject({});
+  const mock = useJsonObject({});
+  const testable = TESTABLE.has(node.type);
+  const isWorker = node.type === "SIMPLE";
+  const run = useMutation(trpc.stepTests.run.mutationOptions());
+  // A pin set from a result replaces the pin editor's text: a new key remounts it.
+  const [pinGeneration, setPinGeneration] = useState(0);
+  if (NODE_TYPES[node.type].isContainer) return null;
+
+  const test = () => {
+    if (!namespace || sample.value === null || (isWorker && mock.value === null)) return;
+    run.mutate({
+      namespace,
+      definition: store.getState().definition,
+      ref: node.ref,
+      sample: { input: sample.value },
+      ...(isWorker && mock.value !== null ? { mockOutput: mock.value } : {}),
+    });
+  };
+  const result = run.data;
+
+  return (
+    <div className="flex flex-col gap-4 border-t border-separator p-4" data-testid="step-test-panel">
+      {testable && !readOnly ? (
+        <section aria-label="Test step" className="flex flex-col gap-2">
+          <SectionHeading>Test step</SectionHeading>
+          <p className="text-xs text-muted">
+            Runs this node alone, in the same sandbox and guards as a run, on a sample workflow input; upstream nodes&apos; outputs come from their pins.
+            {isWorker ? " A worker task is not sent to a worker: it answers with the mocked output." : ""} Secrets read as ***.
+          </p>
+          <CodeEditor ariaLabel="Sample workflow input" language="json" maxHeight="12rem" minHeight="3rem" value={sample.text} diagnostics={sample.diagnostics} onChange={sample.setText} />
+          {isWorker ? (
+            <CodeEditor ariaLabel="Mocked output" language="json" maxHeight="12rem" minHeight="3rem" value={mock.text} diagnostics={mock.diagnostics} onChange={mock.setText} />
+          ) : null}
+          <Button isDisabled={!namespace || sample.value === null || (isWorker && mock.value === null)} isPending={run.isPending} size="sm" variant="secondary" onPress={test}>
+            <FlaskConical aria-hidden className="size-4" />
+            Test step
+          </Button>
+          {run.error ? (
+            <p className="text-xs text-danger" role="alert">
+              {run.error.message}
+            </p>
+          ) : null}
+          {result ? (
+            <div aria-label="Step result" className="flex flex-col gap-2" data-testid="step-result" role="region">
+              <div className="flex items-center gap-2">
+                <Chip color={result.status === "COMPLETED" ? "success" : "danger"} size="sm" variant="soft">
+                  {result.status === "COMPLETED" ? "completed" : "failed"}
+                </Chip>
+                {result.mocked ? <span className="text-xs text-muted">mocked output</span> : null}
+              </div>
+              {result.reason ? (
+                <p className="text-xs text-danger" data-testid="step-error">
+                  {result.reason}
+                </p>
+              ) : null}
+              <CodeEditor ariaLabel="Step output" language="json" maxHeight="16rem" readOnly value={formatJson(result.output)} />
+              <details className="text-xs text-muted">
+                <summary className="cursor-pointer">Input the task was given</summary>
+                <pre className="mt-1 overflow-auto rounded bg-default/40 p-2 font-mono">{formatJson(result.input)}</pre>
+              </details>
+              {result.status === "COMPLETED" ? (
+                <Button
+                  size="sm"
+                  variant="ghost"
+                  onPress={() => {
+                    store.getState().setPin(node.ref, result.output);
+                    setPinGeneration((g) => g + 1);
+                  }}
+                >
+                  <Pin aria-hidden className="size-4" />
+                  Pin this output
+                </Button>
+              ) : null}
+            </div>
+          ) : null}
+        </section>
+      ) : null}
+      <PinnedOutput key={`${pin === undefined ? "none" : "pinned"}:${pinGeneration}`} nodeRef={node.ref} pin={pin} readOnly={readOnly} />
+    </div>
+  );
+}
+
+function PinnedOutput({ nodeRef, pin, readOnly }: { nodeRef: string; pin: JsonObject | undefined; readOnly: boolean }) {
+  const store = useEditorStore();
+  const field = useJsonObject(pin);
+  if (pin === undefined) {
+    if (readOnly) return null;
+    return (
+      <section aria-label="Pinned output" className="flex flex-col gap-2">
+        <SectionHeading>Pinned output</SectionHeading>
+        <p className="text-xs text-muted">Nodes after this one read a pinned output when they are tested. Runs never use it.</p>
+        <Button size="sm" variant="ghost" onPress={() => store.getState().setPin(nodeRef, {})}>
+          <Pin aria-hidden className="size-4" />
+          Pin an output by hand
+        </Button>
+      </section>
+    );
+  }
+  return (
+    <section aria-label="Pinned output" className="flex flex-col gap-2">
+      <div className="flex items-center justify-between">
+        <SectionHeading>Pinned output</SectionHeading>
+        {readOnly ? null : (
+          <Button size="sm" variant="ghost" onPress={() => store.getState().setPin(nodeRef, null)}>
+            <PinOff aria-hidden className="size-4" />
+            Unpin
+          </Button>
+        )}
+      </div>
+      <CodeEditor
+        ariaLabel="Pinned output JSON"
+        diagnostics={field.diagnostics}
+        language="json"
+        maxHeight="16rem"
+        minHeight="3rem"
+        readOnly={readOnly}
+        value={field.text}
+        onChange={(text) => {
+          field.setText(text);
+          const parsed = parseJson(text, true);
+          if (parsed.ok) store.getState().setPin(nodeRef, (parsed.value as JsonObject | undefined) ?? {});
+        }}
+      />
+      {field.error ? <p className="text-xs text-danger">{field.error}</p> : null}
+    </section>
+  );
+}
