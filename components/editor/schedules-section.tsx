@@ -10,6 +10,8 @@ import { OptionSelect } from "../option-select";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { useHydrated } from "../use-hydrated";
+import { FormActions } from "../ui/form-actions";
+import { FormAlert } from "../ui/form-alert";
 
 type CatchUp = "skip" | "latest" | "all";
 type Overlap = "allow" | "skip" | "queue";
@@ -342,15 +344,7 @@ function ScheduleForm({ namespace, workflowName, draft, onDone }: { namespace: s
         submit();
       }}
     >
-      {formError ? (
-        <Alert status="danger">
-          <Alert.Indicator />
-          <Alert.Content>
-            <Alert.Title>The schedule was not saved</Alert.Title>
-            <Alert.Description>{formError}</Alert.Description>
-          </Alert.Content>
-        </Alert>
-      ) : null}
+      <FormAlert message={formError} title="The schedule was not saved" />
       <TextField isDisabled={!isNew} isRequired name="name" value={form.name} onChange={(v) => set("name", v)}>
         <Label>Name</Label>
         <Input placeholder="nightly-report" />
@@ -415,14 +409,7 @@ function ScheduleForm({ namespace, workflowName, draft, onDone }: { namespace: s
           Paused
         </Switch.Content>
       </Switch>
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={save.isPending} type="submit">
-          {isNew ? "Create schedule" : "Save schedule"}
-        </Button>
-      </div>
+      <FormActions isPending={save.isPending} submitLabel={isNew ? "Create schedule" : "Save schedule"} onCancel={onDone} />
     </Form>
   );
 }

@@ -8,6 +8,8 @@ import { useFormErrors } from "../form-errors";
 import { OptionSelect } from "../option-select";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
+import { FormActions } from "../ui/form-actions";
+import { FormAlert } from "../ui/form-alert";
 
 type AuthMode = "token" | "hmac-sha256" | "hmac-sha256-timestamped";
 type ResponseMode = "accepted" | "wait";
@@ -274,15 +276,7 @@ function WebhookForm({ namespace, workflowName, nodeRefs, draft, onDone }: { nam
         submit();
       }}
     >
-      {formError ? (
-        <Alert status="danger">
-          <Alert.Indicator />
-          <Alert.Content>
-            <Alert.Title>The webhook was not saved</Alert.Title>
-            <Alert.Description>{formError}</Alert.Description>
-          </Alert.Content>
-        </Alert>
-      ) : null}
+      <FormAlert message={formError} title="The webhook was not saved" />
       <TextField isDisabled={!isNew} isRequired name="name" value={form.name} onChange={(v) => set("name", v)}>
         <Label>Name</Label>
         <Input placeholder="github-push" />
@@ -350,14 +344,7 @@ function WebhookForm({ namespace, workflowName, nodeRefs, draft, onDone }: { nam
           ))}
         </div>
       </div>
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={save.isPending} type="submit">
-          {isNew ? "Create webhook" : "Save webhook"}
-        </Button>
-      </div>
+      <FormActions isPending={save.isPending} submitLabel={isNew ? "Create webhook" : "Save webhook"} onCancel={onDone} />
     </Form>
   );
 }

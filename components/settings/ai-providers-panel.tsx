@@ -6,10 +6,8 @@ import type { inferRouterOutputs } from "@trpc/server";
 import type { Key } from "react";
 import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
-import { useConsoleSession } from "../console-session";
 import { useFormErrors } from "../form-errors";
 import { LayersIcon, PlusIcon } from "../icons";
-import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
@@ -17,7 +15,9 @@ import { DataTable } from "../ui/data-table";
 import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
-import { LoadError, NotPermitted, SectionCard } from "./section-card";
+import { LoadError, SectionCard } from "./section-card";
+import { FormActions, EditDeleteButtons } from "../ui/form-actions";
+import { NamespaceSection } from "./namespace-section";
 
 type Provider = inferRouterOutputs<AppRouter>["aiProviders"]["list"][number];
 type Kind = Provider["kind"];
@@ -29,12 +29,7 @@ const KINDS: { id: Kind; label: string; detail: string; placeholder: string }[] 
 
 /** Settings → AI providers of the namespace in the switcher: everyone with a role reads them, editors and admins change them. */
 export function CurrentNamespaceAiProviders() {
-  const { namespace, role, user } = useConsoleSession();
-  if (!namespace) return <NoNamespacePanel />;
-  if (role === null && !user.isOwner) {
-    return <NotPermitted title={`You have no role in ${namespace}`}>Ask an admin of {namespace} for access.</NotPermitted>;
-  }
-  return <AiProvidersPanel key={namespace} canWrite={user.isOwner || role === "editor" || role === "admin"} namespace={namespace} />;
+  return <NamespaceSection writers={["editor", "admin"]}>{(namespace, canWrite) => <AiProvidersPanel canWrite={canWrite} namespace={namespace} />}</NamespaceSection>;
 }
 
 function AiProvidersPanel({ namespace, canWrite }: { namespace: string; canWrite: boolean }) {
@@ -67,12 +62,7 @@ function AiProvidersPanel({ namespace, canWrite }: { namespace: string; canWrite
       cell: (p) =>
         canWrite ? (
           <div className="flex justify-end gap-1">
-            <Button aria-label={`Edit ${p.name}`} size="sm" variant="ghost" onPress={() => setEditing(p)}>
-              Edit
-            </Button>
-            <Button aria-label={`Delete ${p.name}`} size="sm" variant="ghost" onPress={() => setDeleting(p)}>
-              Delete
-            </Button>
+            <EditDeleteButtons name={p.name} onDelete={() => setDeleting(p)} onEdit={() => setEditing(p)} />
           </div>
         ) : null,
     },
@@ -237,14 +227,7 @@ function ProviderForm({ namespace, provider, onDone }: { namespace: string; prov
         </Checkbox.Content>
         <Description>For a model server on this machine or the local network; other tasks stay under the network policy.</Description>
       </Checkbox>
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={save.isPending} type="submit">
-          {isNew ? "Add provider" : "Save provider"}
-        </Button>
-      </div>
+      <FormActions isPending={save.isPending} submitLabel={isNew ? "Add provider" : "Save provider"} onCancel={onDone} />
     </Form>
   );
 }

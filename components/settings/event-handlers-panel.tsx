@@ -6,10 +6,8 @@ import type { inferRouterOutputs } from "@trpc/server";
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
-import { useConsoleSession } from "../console-session";
 import { useFormErrors } from "../form-errors";
 import { ExecutionsIcon, PlusIcon } from "../icons";
-import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
@@ -17,8 +15,10 @@ import { DataTable } from "../ui/data-table";
 import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
-import { LoadError, NotPermitted, SectionCard } from "./section-card";
+import { LoadError, SectionCard } from "./section-card";
 import { StatusListenersPanel } from "./status-listeners-panel";
+import { FormActions, EditDeleteButtons } from "../ui/form-actions";
+import { NamespaceSection } from "./namespace-section";
 
 type Outputs = inferRouterOutputs<AppRouter>;
 type EventHandler = Outputs["eventHandlers"]["list"][number];
@@ -34,17 +34,15 @@ const EXECUTION_COLOR = { COMPLETED: "success", SKIPPED: "default", FAILED: "dan
  * change them.
  */
 export function CurrentNamespaceEventHandlers() {
-  const { namespace, role, user } = useConsoleSession();
-  if (!namespace) return <NoNamespacePanel />;
-  if (role === null && !user.isOwner) {
-    return <NotPermitted title={`You have no role in ${namespace}`}>Ask an admin of {namespace} for access.</NotPermitted>;
-  }
-  const canWrite = user.isOwner || role === "editor" || role === "admin";
   return (
-    <div className="flex flex-col gap-8" key={namespace}>
-      <EventHandlersPanel canWrite={canWrite} namespace={namespace} />
-      <StatusListenersPanel canWrite={canWrite} namespace={namespace} />
-    </div>
+    <NamespaceSection writers={["editor", "admin"]}>
+      {(namespace, canWrite) => (
+        <div className="flex flex-col gap-8">
+          <EventHandlersPanel canWrite={canWrite} namespace={namespace} />
+          <StatusListenersPanel canWrite={canWrite} namespace={namespace} />
+        </div>
+      )}
+    </NamespaceSection>
   );
 }
 
@@ -91,14 +89,7 @@ function EventHandlersPanel({ namespace, canWrite }: { namespace: string; canWri
             Executions
           </Button>
           {canWrite ? (
-            <>
-              <Button aria-label={`Edit ${h.name}`} size="sm" variant="ghost" onPress={() => setEditing(h)}>
-                Edit
-              </Button>
-              <Button aria-label={`Delete ${h.name}`} size="sm" variant="ghost" onPress={() => setDeleting(h)}>
-                Delete
-              </Button>
-            </>
+            <EditDeleteButtons name={h.name} onDelete={() => setDeleting(h)} onEdit={() => setEditing(h)} />
           ) : null}
         </div>
       ),
@@ -330,14 +321,7 @@ function EventHandlerForm({ namespace, handler, onDone }: { namespace: string; h
           Active
         </Switch.Content>
       </Switch>
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={save.isPending} type="submit">
-          {isNew ? "Add event handler" : "Save event handler"}
-        </Button>
-      </div>
+      <FormActions isPending={save.isPending} submitLabel={isNew ? "Add event handler" : "Save event handler"} onCancel={onDone} />
     </Form>
   );
 }

@@ -5,10 +5,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
-import { useConsoleSession } from "../console-session";
 import { useFormErrors } from "../form-errors";
 import { KeyIcon, PlusIcon } from "../icons";
-import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
@@ -16,18 +14,15 @@ import { DataTable } from "../ui/data-table";
 import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
-import { LoadError, NotPermitted, SectionCard } from "./section-card";
+import { LoadError, SectionCard } from "./section-card";
+import { FormActions } from "../ui/form-actions";
+import { NamespaceSection } from "./namespace-section";
 
 type Secret = inferRouterOutputs<AppRouter>["secrets"]["list"][number];
 
 /** Settings → Secrets of the namespace in the switcher; admins set and delete, everyone who edits sees the names. */
 export function CurrentNamespaceSecrets() {
-  const { namespace, role, user } = useConsoleSession();
-  if (!namespace) return <NoNamespacePanel />;
-  if (role === null && !user.isOwner) {
-    return <NotPermitted title={`You have no role in ${namespace}`}>Ask an admin of {namespace} for access.</NotPermitted>;
-  }
-  return <SecretsPanel key={namespace} canWrite={user.isOwner || role === "admin"} namespace={namespace} />;
+  return <NamespaceSection writers={["admin"]}>{(namespace, canWrite) => <SecretsPanel canWrite={canWrite} namespace={namespace} />}</NamespaceSection>;
 }
 
 function SecretsPanel({ namespace, canWrite }: { namespace: string; canWrite: boolean }) {
@@ -163,14 +158,7 @@ function SecretForm({ namespace, name: initialName, isNew, onDone }: { namespace
           <FieldError />
         </TextField>
       ) : null}
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={put.isPending} type="submit">
-          {isNew ? "Add secret" : "Replace value"}
-        </Button>
-      </div>
+      <FormActions isPending={put.isPending} submitLabel={isNew ? "Add secret" : "Replace value"} onCancel={onDone} />
     </Form>
   );
 }

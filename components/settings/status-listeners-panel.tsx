@@ -18,6 +18,7 @@ import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
 import { LoadError, SectionCard } from "./section-card";
+import { FormActions, EditDeleteButtons } from "../ui/form-actions";
 
 type StatusListener = inferRouterOutputs<AppRouter>["statusListeners"]["list"][number];
 
@@ -69,12 +70,7 @@ export function StatusListenersPanel({ namespace, canWrite }: { namespace: strin
       cell: (l) =>
         canWrite ? (
           <div className="flex justify-end gap-1">
-            <Button aria-label={`Edit ${l.name}`} size="sm" variant="ghost" onPress={() => setEditing(l)}>
-              Edit
-            </Button>
-            <Button aria-label={`Delete ${l.name}`} size="sm" variant="ghost" onPress={() => setDeleting(l)}>
-              Delete
-            </Button>
+            <EditDeleteButtons name={l.name} onDelete={() => setDeleting(l)} onEdit={() => setEditing(l)} />
           </div>
         ) : null,
     },
@@ -206,14 +202,7 @@ function StatusListenerForm({ namespace, listener, onDone }: { namespace: string
           Enabled
         </Switch.Content>
       </Switch>
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={save.isPending} type="submit">
-          {isNew ? "Add status listener" : "Save status listener"}
-        </Button>
-      </div>
+      <FormActions isPending={save.isPending} submitLabel={isNew ? "Add status listener" : "Save status listener"} onCancel={onDone} />
     </Form>
   );
 }

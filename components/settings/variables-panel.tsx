@@ -5,10 +5,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
-import { useConsoleSession } from "../console-session";
 import { useFormErrors } from "../form-errors";
 import { LayersIcon, PlusIcon } from "../icons";
-import { NoNamespacePanel } from "../no-namespace-panel";
 import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
@@ -16,18 +14,15 @@ import { DataTable } from "../ui/data-table";
 import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
-import { LoadError, NotPermitted, SectionCard } from "./section-card";
+import { LoadError, SectionCard } from "./section-card";
+import { FormActions, EditDeleteButtons } from "../ui/form-actions";
+import { NamespaceSection } from "./namespace-section";
 
 type Variable = inferRouterOutputs<AppRouter>["variables"]["list"][number];
 
 /** Settings → Variables of the namespace in the switcher: everyone with a role reads them, editors and admins change them. */
 export function CurrentNamespaceVariables() {
-  const { namespace, role, user } = useConsoleSession();
-  if (!namespace) return <NoNamespacePanel />;
-  if (role === null && !user.isOwner) {
-    return <NotPermitted title={`You have no role in ${namespace}`}>Ask an admin of {namespace} for access.</NotPermitted>;
-  }
-  return <VariablesPanel key={namespace} canWrite={user.isOwner || role === "editor" || role === "admin"} namespace={namespace} />;
+  return <NamespaceSection writers={["editor", "admin"]}>{(namespace, canWrite) => <VariablesPanel canWrite={canWrite} namespace={namespace} />}</NamespaceSection>;
 }
 
 function VariablesPanel({ namespace, canWrite }: { namespace: string; canWrite: boolean }) {
@@ -66,12 +61,7 @@ function VariablesPanel({ namespace, canWrite }: { namespace: string; canWrite: 
       cell: (v) =>
         canWrite ? (
           <div className="flex justify-end gap-1">
-            <Button aria-label={`Edit ${v.name}`} size="sm" variant="ghost" onPress={() => setEditing(v)}>
-              Edit
-            </Button>
-            <Button aria-label={`Delete ${v.name}`} size="sm" variant="ghost" onPress={() => setDeleting(v)}>
-              Delete
-            </Button>
+            <EditDeleteButtons name={v.name} onDelete={() => setDeleting(v)} onEdit={() => setEditing(v)} />
           </div>
         ) : null,
     },
@@ -172,14 +162,7 @@ function VariableForm({ namespace, variable, onDone }: { namespace: string; vari
         <Description>Readable by everyone with a role in the namespace, and shown in runs as written here.</Description>
         <FieldError />
       </TextField>
-      <div className="flex justify-end gap-2">
-        <Button variant="tertiary" onPress={onDone}>
-          Cancel
-        </Button>
-        <Button isPending={put.isPending} type="submit">
-          {isNew ? "Add variable" : "Save variable"}
-        </Button>
-      </div>
+      <FormActions isPending={put.isPending} submitLabel={isNew ? "Add variable" : "Save variable"} onCancel={onDone} />
     </Form>
   );
 }
