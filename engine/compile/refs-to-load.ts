@@ -1,4 +1,5 @@
 import type { TaskStatus } from "../statuses";
+import { agentChildRefs, parseAgentChildRef } from "../definition/agent-schema";
 import { blueprintNode } from "./compile";
 import type { Blueprint, BlueprintNode } from "./types";
 
@@ -57,6 +58,9 @@ const SKIP: Mode = 1;
  *   (`aggregateForkOutput`), and the fork's successors are decided in the next
  *   evaluation, which sees the fork's own row unseen and loads its cascade then.
  *   A running fork (in the frontier) likewise never resolves its successors;
+ * - for an agent in flight or one of its steps: the agent and its successors
+ *   (it may end), and the rows of its current turn (`agentChildRefs`, a
+ *   bounded handful: decide/agent.ts);
  * - the enclosing loop of anything touched, and the workflow's output reads.
  *
  * Every node is walked at most once per mode, so this is O(nodes touched +
@@ -71,7 +75,9 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
   const queued: [Set<string>, Set<string>] = [new Set(), new Set()];
   const expanded: [Set<string>, Set<string>] = [new Set(), new Set()];
   const queue: [BlueprintNode, Mode][] = [];
-  const node = (ref: string): BlueprintNode | undefined => blueprintNode(blueprint, parseForkInstanceRef(ref)?.forkRef ?? ref);
+  const node = (ref: string): BlueprintNode | undefined => blueprintNode(blueprint, parseAgentChildRef(ref)?.agentRef ?? parseForkInstanceRef(ref)?.forkRef ?? ref);
+  // Agents in flight: decide reads their current turn's rows (a model call and up to AGENT_MAX_TOOL_CALLS_PER_TURN tool calls).
+  const agents = new Set<string>();
 
   const touch = (n: BlueprintNode, withReads = true): void => {
     touched.add(n.ref);
@@ -103,7 +109,8 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
   for (const ref of frontierRefs) {
     const n = node(ref);
     if (n === undefined) continue;
-    const mayEndHere = n.type === "WAIT" || n.type === "DO_WHILE" || (n.optional && (n.policy.timeoutSeconds > 0 || n.policy.pollTimeoutSeconds > 0));
+    if (n.type === "AGENT") agents.add(n.ref);
+    const mayEndHere = n.type === "WAIT" || n.type === "DO_WHILE" || n.type === "AGENT" || (n.optional && (n.policy.timeoutSeconds > 0 || n.policy.pollTimeoutSeconds > 0));
     if (mayEndHere) expand(n, NORMAL, true);
     else touch(n, false);
   }
@@ -111,8 +118,13 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
     const ref = typeof u === "string" ? u : u.ref;
     const n = node(ref);
     if (n === undefined) continue;
+    // An agent's step may end the agent (its successors run) or start the next step.
+    if (n.type === "AGENT") {
+      agents.add(n.ref);
+      expand(n, NORMAL, true);
+    }
     // An instance's end never resolves its fork's successors in this evaluation (see above): the fork's row is enough.
-    if (parseForkInstanceRef(ref) !== undefined) touch(n, false);
+    else if (parseForkInstanceRef(ref) !== undefined) touch(n, false);
     else expand(n, typeof u !== "string" && u.status === "SKIPPED" ? SKIP : NORMAL, true);
   }
   for (let q = 0; q < queue.length; q++) {
@@ -124,6 +136,7 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
   }
 
   const out = new Set<string>(blueprint.outputReads);
+  for (const ref of agents) for (const child of agentChildRefs(ref)) out.add(child);
   for (const ref of touched) out.add(ref);
   for (const ref of reading) for (const r of blueprintNode(blueprint, ref)?.reads ?? []) out.add(r);
   return [...out].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

@@ -41,6 +41,8 @@ export const CONDUCTOR_TASK_TYPES = [
   "LLM_GENERATE_EMBEDDINGS",
   "LLM_INDEX_TEXT",
   "LLM_SEARCH_INDEX",
+  // node-flow's own: Conductor compiles its agents to workflows, so this is what node-flow's export writes.
+  "AGENT",
   "USER_TASK",
   "LAMBDA",
   "INLINE",

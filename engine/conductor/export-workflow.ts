@@ -709,6 +709,9 @@ class Exporter {
       case "LLM_SEARCH_INDEX":
         Object.assign(input, node.llm);
         break;
+      case "AGENT":
+        Object.assign(input, node.agent);
+        break;
       case "INLINE":
         input.evaluatorType = node.evaluatorType;
         input.expression = node.expression;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { DefinitionLimits, LlmNodeType, Problem, ProblemCode, TaskPolicy, WorkflowDefinition, WorkflowEdge, WorkflowNode } from "../definition";
-import { DEFAULT_CASE, DEFINITION_LIMITS, LLM_CONFIG_KEYS, LLM_REQUIRED_KEYS, MAX_NOTES, NoteSchema, buildGraph, validateDefinition } from "../definition";
+import { AgentConfigSchema, DEFAULT_CASE, DEFINITION_LIMITS, LLM_CONFIG_KEYS, LLM_REQUIRED_KEYS, MAX_NOTES, NoteSchema, buildGraph, validateDefinition } from "../definition";
 import { checkJsonLimits } from "../definition/json-limits";
 import type { ConductorSubWorkflowParams, ConductorWorkflowDef, ConductorWorkflowTask } from "./conductor-schema";
 import { CONDUCTOR_REFUSED_TASK_TYPES, CONDUCTOR_TASK_TYPES, ConductorWorkflowDefSchema, NOTES_METADATA_KEY } from "./conductor-schema";
@@ -544,6 +544,12 @@ class Importer {
         if (absent !== undefined) return missing(`inputParameters.${absent}`);
         return node(llmType, LLM_CONFIG_KEYS[llmType], { llm: pick(input, LLM_CONFIG_KEYS[llmType]) });
       }
+      case "AGENT": {
+        // node-flow's own task type (Conductor compiles its agents to workflows): what export wrote, read back.
+        const absent = ["llmProvider", "model", "prompt"].find((key) => input[key] === undefined || input[key] === null || input[key] === "");
+        if (absent !== undefined) return missing(`inputParameters.${absent}`);
+        return node("AGENT", AGENT_CONFIG_KEYS, { agent: pick(input, AGENT_CONFIG_KEYS) });
+      }
       case "USER_TASK":
         // Conductor's test harness and Orkes' human tasks: something outside completes it. node-flow's HUMAN is that task.
         this.warn("legacy-form", "USER_TASK imported as HUMAN: it waits in the inbox (or for a TaskResult) and its output is what completes it", at, ref);
@@ -964,6 +970,7 @@ const START_WORKFLOW_KEYS: readonly string[] = ["name", "version", "input", "cor
 const HTTP_POLL_REQUEST_KEYS = [...HTTP_REQUEST_KEYS, "terminationCondition", "pollingInterval", "pollingStrategy", "maxPollCount"] as const;
 const MCP_LIST_KEYS = ["mcpServer", "headers"] as const;
 const MCP_CALL_KEYS = ["mcpServer", "method", "arguments", "headers"] as const;
+const AGENT_CONFIG_KEYS = Object.keys(AgentConfigSchema.shape);
 const JDBC_KEYS = ["connectionId", "integrationName", "type", "statement", "parameters", "expectedUpdateCount"] as const;
 const FORK_ITEM_KEYS = ["forkTaskName", "forkTaskType", "forkTaskInputs", "forkTaskWorkflow", "forkTaskWorkflowVersion"] as const;
 

@@ -34,7 +34,7 @@
  *   timers only wake the decider (a stale one is harmless).
  */
 import type { EffectiveTaskPolicy } from "../definition";
-import { DEFAULT_CASE, REF_PATTERN, SYSTEM_QUEUE_NAMES } from "../definition";
+import { AGENT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_CASE, REF_PATTERN, SYSTEM_QUEUE_NAMES, agentLlmRef, agentToolRef, parseAgentChildRef } from "../definition";
 import type { ExpressionContext, TaskView } from "../expressions";
 import { doWhileConditionInput, resolveTemplate, scriptResultToBoolean } from "../expressions";
 import type { TaskStatus } from "../statuses";
@@ -45,6 +45,7 @@ import type { Blueprint, BlueprintEdge, BlueprintNode } from "../compile/types";
 import { attemptDelaySeconds, parseWaitUntil, retryDelaySeconds, waitDurationSeconds } from "./policy";
 import { isForkInstanceDone } from "./fork-output";
 import { nodeInputTemplate } from "./dispatch-template";
+import { addUsage, agentAnswer, agentLimits, agentTools, firstTurnInput, nextTurnInput, toolCallsOf, toolResultText, toolTask, usageOf } from "./agent";
 import type {
   Command,
   DecideDeps,
@@ -125,13 +126,13 @@ interface Row {
   created: boolean;
 }
 
-type Work = { kind: "eval"; ref: string; iteration: number } | { kind: "loop"; ref: string } | { kind: "fork"; ref: string; iteration: number };
+type Work = { kind: "eval"; ref: string; iteration: number } | { kind: "loop"; ref: string } | { kind: "fork"; ref: string; iteration: number } | { kind: "agent"; ref: string };
 
 type Json = Record<string, unknown>;
 
 const SYSTEM_TYPES: ReadonlySet<string> = SYSTEM_QUEUE_NAMES;
 const EXTERNAL_TYPES: ReadonlySet<string> = new Set(["WAIT", "HUMAN", "SUB_WORKFLOW", "START_WORKFLOW"]);
-const DECIDER_TYPES: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC"]);
+const DECIDER_TYPES: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC", "AGENT"]);
 /** Instance types a Conductor-form dynamic fork may run. */
 const FORK_INSTANCE_TYPES: ReadonlySet<string> = new Set(["SIMPLE", "HTTP", "INLINE", "JSON_JQ_TRANSFORM", "SUB_WORKFLOW"]);
 
@@ -338,6 +339,8 @@ class Evaluation {
 
   /** The blueprint node whose policy governs a row: its own, or for a fork instance its fork's. */
   private nodeOfRow(row: Row): BlueprintNode | undefined {
+    const agentChild = parseAgentChildRef(row.ref);
+    if (agentChild !== undefined) return this.node(agentChild.agentRef);
     const instance = parseForkInstanceRef(row.ref);
     return this.node(instance === undefined ? row.ref : instance.forkRef);
   }
@@ -525,6 +528,7 @@ class Evaluation {
       if (row.created || isTerminalTaskStatus(row.status)) continue;
       if (row.taskType === "DO_WHILE") this.work.push({ kind: "loop", ref: row.ref });
       else if (row.taskType === "FORK_JOIN_DYNAMIC") this.queueForkCheck(row.ref, row.iteration);
+      else if (row.taskType === "AGENT") this.work.push({ kind: "agent", ref: row.ref });
     }
   }
 
@@ -533,6 +537,7 @@ class Evaluation {
       const item = this.work[i]!;
       if (item.kind === "eval") this.evaluate(item.ref, item.iteration);
       else if (item.kind === "loop") this.checkLoop(item.ref);
+      else if (item.kind === "agent") this.checkAgent(item.ref);
       else {
         this.pendingForkChecks.delete(rowKey(item.ref, item.iteration));
         this.checkFork(item.ref, item.iteration);
@@ -567,12 +572,14 @@ class Evaluation {
       this.commands.push({ kind: "cancelTimer", key: keyOf(row), taskId: row.taskId });
     }
     const instance = parseForkInstanceRef(row.ref);
+    const agentChild = parseAgentChildRef(row.ref);
     switch (row.status) {
       case "COMPLETED":
       case "COMPLETED_WITH_ERRORS":
       case "SKIPPED":
         if (row.status !== "SKIPPED") this.lastFinished = row;
-        if (instance !== undefined) this.forkInstanceDone(instance.forkRef, row);
+        if (agentChild !== undefined) this.work.push({ kind: "agent", ref: agentChild.agentRef });
+        else if (instance !== undefined) this.forkInstanceDone(instance.forkRef, row);
         else this.resolved(node, row.iteration);
         return;
       default:
@@ -603,6 +610,10 @@ class Evaluation {
     }
     if (instance !== undefined) {
       this.forkInstanceFailed(instance.forkRef, row);
+      return;
+    }
+    if (agentChild !== undefined) {
+      this.agentChildFailed(agentChild.agentRef, row, agentChild.role);
       return;
     }
     if (node.optional) {
@@ -805,6 +816,8 @@ class Evaluation {
         return this.startLoop(node, iteration, input, context);
       case "FORK_JOIN_DYNAMIC":
         return this.fork(node, iteration, input, context);
+      case "AGENT":
+        return this.startAgent(node, iteration, input, context);
     }
   }
 
@@ -1219,6 +1232,89 @@ class Evaluation {
       this.failExisting(row, "FAILED_WITH_TERMINAL_ERROR", reason);
       this.failWorkflow(row, `Task ${row.ref} failed: ${reason}`);
     }
+  }
+
+  // ---------------------------------------------------------------------------
+  // AGENT (the loop's rules: agent.ts)
+
+  /** Starts an agent: its row (input: the `agent` fields resolved, output `{turn: 1}`) and the first model turn. */
+  private startAgent(node: BlueprintNode, iteration: number, input: Json, context: ExpressionContext): void {
+    const agentInput = asObject(this.resolve(node.config.agent, context));
+    for (const key of Object.keys(agentInput)) put(input, key, agentInput[key]);
+    const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+    const row = this.newRow({ ref: node.ref, iteration, attempt: 0, status: "IN_PROGRESS", taskType: "AGENT", taskDefName: node.taskDefName, input, output: { turn: 1, tokenUsage: usage } });
+    this.emitSchedule(row, node, "decider", this.now);
+    this.agentTask(node, 1, "LLM_CHAT_COMPLETE", "LLM_CHAT_COMPLETE", agentLlmRef(node.ref), firstTurnInput(input));
+  }
+
+  /** One row of an agent's turn: the model call or a tool call, parented to the agent, the turn as its iteration. */
+  private agentTask(node: BlueprintNode, turn: number, taskType: string, taskDefName: string, ref: string, input: Json): void {
+    const executor = executorOf(taskType);
+    const row = this.newRow({ ref, iteration: turn, attempt: 0, status: initialStatus(executor, 0), taskType, taskDefName, input, parentRef: node.ref });
+    this.emitSchedule(row, node, executor, this.now);
+  }
+
+  /**
+   * Moves an agent on from its current turn's rows: the answer ends it; tool
+   * calls are scheduled all at once; the calls all ended start the next turn.
+   * Idempotent within an evaluation (a second check finds the rows the first made).
+   */
+  private checkAgent(ref: string): void {
+    const agent = this.latest.get(ref);
+    const node = this.node(ref);
+    if (agent === undefined || node === undefined || isTerminalTaskStatus(agent.status) || agent.taskType !== "AGENT") return;
+    const turn = typeof agent.output.turn === "number" && agent.output.turn >= 1 ? agent.output.turn : 1;
+    const llm = this.rowAt(agentLlmRef(ref), turn);
+    if (llm === undefined) {
+      this.diag("warn", "agent-without-turn", `AGENT ${ref} is on turn ${turn} but its model call's row is not loaded`, ref);
+      return;
+    }
+    if (!isSuccess(llm.status)) return;
+    const usage = addUsage(usageOf(agent.output), usageOf(llm.output));
+    const { maxTurns, tokenBudget } = agentLimits(agent.input);
+    if (tokenBudget !== undefined && usage.totalTokens > tokenBudget) {
+      return this.failContainer(agent, node, `AGENT used ${usage.totalTokens} tokens in ${turn} turn${turn === 1 ? "" : "s"}, over its tokenBudget of ${tokenBudget}`);
+    }
+    const calls = toolCallsOf(llm.output);
+    if (calls.length === 0) {
+      this.completeExisting(agent, "COMPLETED", agentAnswer(llm.output, turn, usage));
+      this.lastFinished = agent;
+      this.resolved(node, agent.iteration);
+      return;
+    }
+    if (turn >= maxTurns) return this.failContainer(agent, node, `AGENT reached its limit of ${maxTurns} turn${maxTurns === 1 ? "" : "s"} and the model still asked for tools (${calls.map((c) => c.name).join(", ")})`);
+    if (calls.length > AGENT_MAX_TOOL_CALLS_PER_TURN) return this.failContainer(agent, node, `AGENT: the model asked for ${calls.length} tool calls in turn ${turn}, more than the ${AGENT_MAX_TOOL_CALLS_PER_TURN} one turn may make`);
+    const rows = calls.map((_, k) => this.rowAt(agentToolRef(ref, k), turn));
+    if (rows.some((r) => r === undefined)) {
+      const tools = agentTools(agent.input);
+      calls.forEach((call, k) => {
+        if (rows[k] !== undefined) return;
+        const tool = tools.find((t) => t.name === call.name);
+        const task = tool === undefined ? `the agent has no tool named ${JSON.stringify(call.name)} (it has ${tools.map((t) => JSON.stringify(t.name)).join(", ") || "none"})` : toolTask(tool, call);
+        if (typeof task !== "string") return this.agentTask(node, turn, task.taskType, task.taskDefName, agentToolRef(ref, k), task.input);
+        // A call that cannot run is a row too, ended at once: the model reads why in the next turn.
+        const failedRow = this.newRow({ ref: agentToolRef(ref, k), iteration: turn, attempt: 0, status: "FAILED_WITH_TERMINAL_ERROR", taskType: tool?.type ?? "SIMPLE", taskDefName: call.name || "unknown", input: { arguments: call.arguments }, reasonForIncompletion: task, parentRef: ref });
+        this.commands.push({ kind: "failTask", key: keyOf(failedRow), status: "FAILED_WITH_TERMINAL_ERROR", taskType: failedRow.taskType, taskDefName: failedRow.taskDefName, input: failedRow.input, output: {}, reasonForIncompletion: task, parentRef: ref });
+      });
+    }
+    const now = calls.map((_, k) => this.rowAt(agentToolRef(ref, k), turn)!);
+    // Ended for good: a success, or a failure with no retry after it (a retry would be the latest attempt, in flight).
+    if (!now.every((r) => isTerminalTaskStatus(r.status) && r.status !== "SKIPPED")) return;
+    const next = nextTurnInput(llm.input, llm.output, calls, now.map((r) => toolResultText(r)));
+    this.agentTask(node, turn + 1, "LLM_CHAT_COMPLETE", "LLM_CHAT_COMPLETE", agentLlmRef(ref), next);
+    this.updateOutput(agent, { ...agent.output, turn: turn + 1, tokenUsage: usage });
+  }
+
+  /** An agent's model call failed for good: the agent fails. A tool call failed for good: the model reads the reason next turn. */
+  private agentChildFailed(agentRef: string, row: Row, role: "llm" | "tool"): void {
+    const agent = this.latest.get(agentRef);
+    const node = this.node(agentRef);
+    if (agent === undefined || node === undefined || isTerminalTaskStatus(agent.status)) return;
+    if (role === "tool") {
+      this.work.push({ kind: "agent", ref: agentRef });
+      return;
+    }
+    this.failContainer(agent, node, `turn ${row.iteration}'s model call ${row.status === "CANCELED" ? "was canceled" : "failed"}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`);
   }
 
   // ---------------------------------------------------------------------------

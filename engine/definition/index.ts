@@ -47,6 +47,18 @@ export {
 } from "./schema";
 export { LLM_CONFIG_KEYS, LLM_NODE_TYPES, LLM_REQUIRED_KEYS, isLlmNodeType } from "./llm-schema";
 export type { LlmNodeType } from "./llm-schema";
+export {
+  AGENT_DEFAULT_MAX_TURNS,
+  AGENT_MAX_TOOL_CALLS_PER_TURN,
+  AGENT_TOOL_KINDS,
+  AgentConfigSchema,
+  AgentToolSchema,
+  agentChildRefs,
+  agentLlmRef,
+  agentToolRef,
+  parseAgentChildRef,
+} from "./agent-schema";
+export type { AgentConfig, AgentTool, AgentToolKind } from "./agent-schema";
 export type {
   DoWhileNode,
   DynamicNode,
@@ -56,6 +68,7 @@ export type {
   HttpNode,
   HttpRequest,
   HumanNode,
+  AgentNode,
   InlineNode,
   JoinNode,
   JsonJqTransformNode,

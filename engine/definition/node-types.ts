@@ -183,6 +183,19 @@ const SPECS: { readonly [T in NodeType]: Spec<T> } = {
     expressionFields: [["llm"]],
     defaultConfig: () => ({ type: "LLM_SEARCH_INDEX", llm: { index: "docs", embeddingModelProvider: "openai", embeddingModel: "text-embedding-3-small", query: "${workflow.input.question}", maxResults: 5 } }),
   },
+  AGENT: {
+    label: "Agent",
+    icon: "bot",
+    description: "A model with instructions and tools, run turn by turn until it answers.",
+    category: "ai",
+    isContainer: false,
+    acceptsCaseEdges: false,
+    expressionFields: [["agent"]],
+    defaultConfig: () => ({
+      type: "AGENT",
+      agent: { llmProvider: "openai", model: "gpt-4o-mini", instructions: "You are a helpful assistant.", prompt: "${workflow.input.question}", maxTurns: 10, tools: [] },
+    }),
+  },
   INLINE: {
     label: "Inline script",
     icon: "code",

@@ -41,6 +41,8 @@ export const PROBLEM_CODES = {
   "unknown-case": "An edge's `case` is neither one of its SWITCH's cases nor `default`.",
   "unexpected-case": "An edge carries a `case` but does not leave a SWITCH.",
   "duplicate-case": "A SWITCH lists the same case twice.",
+  "duplicate-tool": "An AGENT names two tools alike; the model calls tools by name.",
+  "agent-in-loop": "An AGENT inside a DO_WHILE body (its turns are numbered by iteration, which there is the loop's).",
   "reserved-case": "A SWITCH lists `default` as a case: every SWITCH has an implicit default handle.",
   // Semantics.
   "join-on-not-upstream": "A JOIN or EXCLUSIVE_JOIN waits on a ref that does not finish before it can start.",

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MAX_NAME_LENGTH, MAX_NOTES, MAX_NOTE_TEXT_LENGTH, MAX_PINS, MAX_REF_LENGTH, NOTE_SIZE_LIMITS } from "./limits";
 import { TaskPolicySchema } from "./task-policy";
 import { LlmChatCompleteSchema, LlmGenerateEmbeddingsSchema, LlmIndexTextSchema, LlmSearchIndexSchema, LlmTextCompleteSchema } from "./llm-schema";
+import { AgentConfigSchema } from "./agent-schema";
 import { MAX_WAIT_TEXT_LENGTH, containsExpression, isWaitUntil, parseWaitDuration } from "./wait-duration";
 
 /**
@@ -79,6 +80,7 @@ export const NODE_TYPE_NAMES = [
   "LLM_GENERATE_EMBEDDINGS",
   "LLM_INDEX_TEXT",
   "LLM_SEARCH_INDEX",
+  "AGENT",
   "INLINE",
   "JSON_JQ_TRANSFORM",
   "SET_VARIABLE",
@@ -279,6 +281,14 @@ export const LlmTextCompleteNodeSchema = node("LLM_TEXT_COMPLETE", { llm: LlmTex
 export const LlmGenerateEmbeddingsNodeSchema = node("LLM_GENERATE_EMBEDDINGS", { llm: LlmGenerateEmbeddingsSchema }, "Embeddings", "Turns text into an embedding vector with a configured AI provider.");
 export const LlmIndexTextNodeSchema = node("LLM_INDEX_TEXT", { llm: LlmIndexTextSchema }, "Index text", "Chunks a document, embeds each chunk and stores it in a named vector index.");
 export const LlmSearchIndexNodeSchema = node("LLM_SEARCH_INDEX", { llm: LlmSearchIndexSchema }, "Search index", "Finds the chunks of a vector index closest to a query, top k, optionally filtered by metadata.");
+
+/** Zod schema of {@link AgentNode} (agent-schema.ts holds its fields). */
+export const AgentNodeSchema = node(
+  "AGENT",
+  { agent: AgentConfigSchema },
+  "Agent",
+  "A model with instructions and tools: it calls tools (other node kinds) in turns until it answers; its answer, turns and token usage become the output.",
+);
 
 /** Zod schema of {@link InlineNode}. */
 export const InlineNodeSchema = node(
@@ -553,6 +563,7 @@ export const WorkflowNodeSchema = z.discriminatedUnion("type", [
   LlmGenerateEmbeddingsNodeSchema,
   LlmIndexTextNodeSchema,
   LlmSearchIndexNodeSchema,
+  AgentNodeSchema,
   InlineNodeSchema,
   JsonJqTransformNodeSchema,
   SetVariableNodeSchema,
@@ -593,6 +604,8 @@ export type LlmGenerateEmbeddingsNode = z.infer<typeof LlmGenerateEmbeddingsNode
 export type LlmIndexTextNode = z.infer<typeof LlmIndexTextNodeSchema>;
 /** A vector index searched. */
 export type LlmSearchIndexNode = z.infer<typeof LlmSearchIndexNodeSchema>;
+/** An LLM agent with tools. */
+export type AgentNode = z.infer<typeof AgentNodeSchema>;
 /** A sandboxed JavaScript expression. */
 export type InlineNode = z.infer<typeof InlineNodeSchema>;
 /** A jq transform. */
@@ -653,6 +666,7 @@ export const NODE_SCHEMAS: { readonly [T in NodeType]: z.ZodType<NodeOfType<T>> 
   LLM_GENERATE_EMBEDDINGS: LlmGenerateEmbeddingsNodeSchema,
   LLM_INDEX_TEXT: LlmIndexTextNodeSchema,
   LLM_SEARCH_INDEX: LlmSearchIndexNodeSchema,
+  AGENT: AgentNodeSchema,
   INLINE: InlineNodeSchema,
   JSON_JQ_TRANSFORM: JsonJqTransformNodeSchema,
   SET_VARIABLE: SetVariableNodeSchema,

@@ -542,6 +542,19 @@ function checkNodeConfig(report: Report, node: WorkflowNode, at: ProblemPath): v
     case "DO_WHILE":
       oneOf(report, node, at, { condition: ["loopCondition"], items: ["items"] }, { condition: ["loopCondition"], items: ["items"] });
       return;
+    case "AGENT": {
+      // The agent's turns are numbered by iteration, which inside a loop body is the loop's.
+      if (node.parent !== undefined) report.add("agent-in-loop", "An AGENT cannot be inside a loop body: put it in a sub-workflow the loop runs", [...at, "parent"], node.ref);
+      const seen = new Set<string>();
+      node.agent.tools?.forEach((tool, j) => {
+        if (seen.has(tool.name)) report.add("duplicate-tool", `The tool name ${quote(tool.name)} is used twice; the model calls tools by name`, [...at, "agent", "tools", j, "name"], node.ref);
+        seen.add(tool.name);
+        if (tool.type === "SIMPLE" && SYSTEM_QUEUE_NAMES.has(tool.taskName)) {
+          report.add("reserved-name", `${quote(tool.taskName)} is the queue of the built-in ${tool.taskName} task; name the worker's task something else`, [...at, "agent", "tools", j, "taskName"], node.ref);
+        }
+      });
+      return;
+    }
     case "SUB_WORKFLOW":
       oneOf(report, node, at, { registered: ["subWorkflowParam"], inline: ["workflowDefinition"] }, { registered: ["subWorkflowParam"], inline: ["workflowDefinition"] });
       return;

@@ -13,8 +13,12 @@ import type { AiProvider } from "./ai-providers";
  */
 
 export interface ChatMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** On an assistant message: the tool calls the model made (an agent's earlier turn). */
+  toolCalls?: ToolCall[];
+  /** On a tool message: the call it answers. */
+  toolCallId?: string;
 }
 
 export interface ToolDefinition {
@@ -112,7 +116,7 @@ export async function chatComplete(provider: AiProvider, request: ChatRequest, o
       usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
     };
   }
-  const messages = [...(request.system === undefined ? [] : [{ role: "system", content: request.system }]), ...request.messages];
+  const messages = [...(request.system === undefined ? [] : [{ role: "system", content: request.system }]), ...request.messages.map(openAiMessage)];
   const body = {
     model: request.model,
     messages,
@@ -155,14 +159,46 @@ export async function generateEmbeddings(provider: AiProvider, request: { model:
   return { vectors: vectors as number[][], usage: { promptTokens, completionTokens: 0, totalTokens: count(usage.total_tokens) || promptTokens } };
 }
 
-/** Anthropic wants user and assistant turns alternating: neighbours of one role are joined. */
-function mergeTurns(messages: readonly ChatMessage[]): { role: "user" | "assistant"; content: string }[] {
-  const out: { role: "user" | "assistant"; content: string }[] = [];
+/** OpenAI's shape of a message: tool calls as `tool_calls` (arguments as JSON text), tool results as `tool` messages. */
+function openAiMessage(m: ChatMessage): Record<string, unknown> {
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.toolCallId ?? "", content: m.content };
+  if (m.role === "assistant" && m.toolCalls !== undefined && m.toolCalls.length > 0) {
+    return {
+      role: "assistant",
+      content: m.content === "" ? null : m.content,
+      tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } })),
+    };
+  }
+  return { role: m.role, content: m.content };
+}
+
+type AnthropicBlock = Record<string, unknown>;
+
+/**
+ * Anthropic wants user and assistant turns alternating: neighbours of one role
+ * are joined. Tool calls are `tool_use` blocks of the assistant's turn, their
+ * results `tool_result` blocks of the user's; a turn holding either is sent
+ * as blocks, plain text otherwise.
+ */
+function mergeTurns(messages: readonly ChatMessage[]): { role: "user" | "assistant"; content: string | AnthropicBlock[] }[] {
+  const out: { role: "user" | "assistant"; content: string | AnthropicBlock[] }[] = [];
   for (const m of messages) {
     const role = m.role === "assistant" ? "assistant" : "user";
+    const blocks: AnthropicBlock[] | undefined =
+      m.role === "tool"
+        ? [{ type: "tool_result", tool_use_id: m.toolCallId ?? "", content: m.content }]
+        : m.toolCalls !== undefined && m.toolCalls.length > 0
+          ? [...(m.content === "" ? [] : [{ type: "text", text: m.content }]), ...m.toolCalls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.arguments ?? {} }))]
+          : undefined;
     const last = out.at(-1);
-    if (last !== undefined && last.role === role) last.content += `\n\n${m.content}`;
-    else out.push({ role, content: m.content });
+    if (last === undefined || last.role !== role) {
+      out.push({ role, content: blocks ?? m.content });
+    } else if (blocks === undefined && typeof last.content === "string") {
+      last.content += `\n\n${m.content}`;
+    } else {
+      const before: AnthropicBlock[] = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content;
+      last.content = [...before, ...(blocks ?? [{ type: "text", text: m.content }])];
+    }
   }
   return out;
 }

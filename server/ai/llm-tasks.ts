@@ -10,7 +10,7 @@ import type { SystemTaskOutcome } from "../system-tasks/system-task-outcome";
 import { getAiProvider } from "./ai-providers";
 import type { AiProvider } from "./ai-providers";
 import { chatComplete, generateEmbeddings, LlmCallError } from "./llm-client";
-import type { ChatMessage, ChatRequest, LlmCallOptions, TokenUsage, ToolDefinition } from "./llm-client";
+import type { ChatMessage, ChatRequest, LlmCallOptions, TokenUsage, ToolCall, ToolDefinition } from "./llm-client";
 import { chunkText, replaceDocumentChunks, searchChunks } from "./vector-documents";
 
 /**
@@ -244,7 +244,11 @@ function chatRequest(type: "LLM_CHAT_COMPLETE" | "LLM_TEXT_COMPLETE", input: Rec
       const content = typeof m.message === "string" ? m.message : typeof m.content === "string" ? m.content : undefined;
       if (content === undefined) throw new InputError(`messages[${i}].message must be a string`);
       const role = typeof m.role === "string" ? m.role : "user";
+      const toolCalls = Array.isArray(m.toolCalls) ? m.toolCalls.map((c, k) => toolCallOf(c, `messages[${i}].toolCalls[${k}]`)) : undefined;
       if (role === "system") system.push(fill(content));
+      // An agent's earlier turns: the model's tool calls, and each call's result, kept as the provider's tool messages.
+      else if (toolCalls !== undefined && toolCalls.length > 0 && (role === "assistant" || role === "tool_call")) messages.push({ role: "assistant", content, toolCalls });
+      else if (role === "tool" && typeof m.toolCallId === "string") messages.push({ role: "tool", content, toolCallId: m.toolCallId });
       else messages.push({ role: role === "assistant" || role === "tool_call" ? "assistant" : "user", content: fill(content) });
     }
     if (messages.length === 0) throw new InputError("messages must hold at least one user or assistant message");
@@ -282,6 +286,12 @@ function messageList(value: unknown): Record<string, unknown>[] {
     if (typeof m !== "object" || m === null || Array.isArray(m)) throw new InputError(`messages[${i}] must be an object with role and message`);
     return m as Record<string, unknown>;
   });
+}
+
+function toolCallOf(value: unknown, at: string): ToolCall {
+  const c = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  if (typeof c.id !== "string" || typeof c.name !== "string") throw new InputError(`${at} must have an id and a name`);
+  return { id: c.id, name: c.name, arguments: c.arguments ?? {} };
 }
 
 /** Conductor's tool specs ({name, description, inputSchema}); OpenAI's and Anthropic's spellings accepted too. */
