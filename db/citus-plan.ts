@@ -172,7 +172,7 @@ export interface HotStatement {
 export const HOT_STATEMENTS: readonly HotStatement[] = [
   {
     name: "start: latest definition",
-    source: "server/executions/start-execution.ts",
+    source: "server/store/workflow-definitions.ts",
     match: /from "WorkflowDefinitions" where "namespaceId" = \$1 and "name" = \$2 and "archivedAt" is null/,
     lacks: [],
     onConflict: [],
@@ -208,7 +208,7 @@ export const HOT_STATEMENTS: readonly HotStatement[] = [
   },
   {
     name: "evaluate: blueprint",
-    source: "server/store/workflow-definitions.ts",
+    source: "server/evaluator/evaluator.ts",
     match: /select "blueprint" from "WorkflowDefinitions" where "namespaceId" = \$1/,
     lacks: [],
     onConflict: [],
@@ -217,7 +217,7 @@ export const HOT_STATEMENTS: readonly HotStatement[] = [
   },
   {
     name: "evaluate: terminal rows the expressions read",
-    source: "server/store/task-executions.ts (the refs loader)",
+    source: "server/store/task-executions.ts (loadLatestByRefsOf)",
     match: /FROM unnest\(\$1::uuid\[\], \$2::text\[\]\) AS "r"\("workflowId", "ref"\)/,
     lacks: ["TaskExecutions"],
     onConflict: [],
@@ -235,7 +235,7 @@ export const HOT_STATEMENTS: readonly HotStatement[] = [
   },
   {
     name: "evaluate: finish (seen marks, version bumps, events)",
-    source: "server/evaluator/evaluator.ts → nf_finish_evaluations",
+    source: "server/store/workflow-events.ts → nf_finish_evaluations",
     match: /^SELECT "nf_finish_evaluations"\(/,
     lacks: [],
     onConflict: [],
@@ -244,7 +244,7 @@ export const HOT_STATEMENTS: readonly HotStatement[] = [
   },
   {
     name: "lease: the queue's gates",
-    source: "server/tasks/task-gates.ts",
+    source: "server/store/task-definitions.ts (getQueueGates)",
     match: /from "TaskDefinitions" where "namespaceId" = \$1 and "name" = \$2/,
     lacks: [],
     onConflict: [],
