@@ -179,3 +179,44 @@ test("a jq step is tested in the web process's jq sandbox, reading an upstream o
   await expect(output).toContainText('"customer": "Bo"');
   await expect(output).not.toContainText("Ada");
 });
+
+test("Test workflow runs the draft with a pin standing in for a human, shows each node's status and the output, and stores nothing", async ({ page }) => {
+  const name = `e2e-test-run-${uniqueSuffix()}`;
+  await fromTemplate(page, "Webhook to human review");
+  await rename(page, name);
+  await node(page, "review").click();
+  const panel = page.getByTestId("step-test-panel");
+  await panel.getByRole("button", { name: "Pin an output by hand" }).click();
+  await typeInto(page, panel.getByRole("textbox", { name: "Pinned output JSON" }), '{"outcome": "reject"}');
+  await expect(node(page, "review")).toHaveClass(/node-pinned/);
+
+  await page.getByRole("button", { name: "Test workflow" }).click();
+  const dialog = page.getByRole("dialog", { name: "Test workflow" });
+  await typeInto(page, dialog.getByRole("textbox", { name: "Test input JSON" }), '{"submission": {"amount": 5000}}');
+  await dialog.getByRole("button", { name: "Test workflow" }).click();
+  await expect(dialog).toBeHidden();
+
+  // The run overlay's badges on the canvas: the script ran, the SWITCH chose review, the pin answered for the person.
+  const status = (ref: string) => node(page, ref).locator("[data-run-status]");
+  await expect(status("score")).toHaveAttribute("data-run-status", "COMPLETED");
+  await expect(status("needs_review")).toHaveAttribute("data-run-status", "COMPLETED");
+  await expect(status("review")).toHaveAttribute("data-run-status", "COMPLETED");
+  await expect(node(page, "review").getByTestId("run-status")).toHaveText(/completed\s*· pinned/);
+  await expect(status("auto_accept")).toHaveAttribute("data-run-status", "SKIPPED");
+  await expect(status("done")).toHaveAttribute("data-run-status", "COMPLETED");
+
+  const result = page.getByTestId("workflow-test-panel");
+  await expect(result.getByTestId("workflow-test-status")).toHaveText("completed");
+  await expect(result.getByTestId("workflow-test-step")).toHaveCount(4);
+  await expect(result.locator('[data-ref="review"]')).toContainText("pinned");
+  await expect(result.locator('[data-ref="score"]')).toContainText('"risk": 90');
+  await expect(result.getByTestId("workflow-test-output")).toContainText('"outcome": "reject"');
+  await expect(result.getByTestId("workflow-test-output")).toContainText('"reviewed": true');
+
+  await result.getByRole("button", { name: "Clear test run" }).click();
+  await expect(result).toBeHidden();
+  await expect(node(page, "score").locator("[data-run-status]")).toHaveCount(0);
+  // A test is no run: nothing of it was stored.
+  const runs = await db.selectFrom("WorkflowExecutions").select("id").where("defName", "=", name).execute();
+  expect(runs).toEqual([]);
+});

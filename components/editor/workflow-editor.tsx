@@ -5,7 +5,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useMutation } from "@tanstack/react-query";
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { ArrowLeft, Braces, Download, History, Keyboard, LayoutDashboard, Maximize, Play, Redo2, Save, StickyNote, Undo2, Webhook, Workflow as WorkflowIcon } from "lucide-react";
+import { ArrowLeft, Braces, Download, FlaskConical, History, Keyboard, LayoutDashboard, Maximize, Play, Redo2, Save, StickyNote, Undo2, Webhook, Workflow as WorkflowIcon } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -23,11 +23,15 @@ import { JsonView } from "./json-view";
 import { drawnSize } from "./overview-geometry";
 import { Palette } from "./palette";
 import { RunDialog } from "./run-dialog";
+import { RunOverlayContext } from "./run-overlay";
 import { isMac, useEditorKeys } from "./use-editor-keys";
 import { useLeaveGuard } from "./use-leave-guard";
 import { StartTriggers } from "./start-triggers";
 import { TriggersDrawer } from "./triggers-drawer";
 import { VersionsDrawer } from "./versions-drawer";
+import { WorkflowTestDialog } from "./workflow-test-dialog";
+import type { WorkflowTestResult } from "./workflow-test-dialog";
+import { WorkflowTestPanel, useWorkflowTestOverlay } from "./workflow-test-result";
 
 /** What the page loaded: the definition and where it sits in the version history. */
 export interface EditorInitial {
@@ -96,6 +100,9 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
   const [versionsOpen, setVersionsOpen] = useState(false);
   const [triggersOpen, setTriggersOpen] = useState(false);
   const [runOpen, setRunOpen] = useState(false);
+  const [testOpen, setTestOpen] = useState(false);
+  const [test, setTest] = useState<{ result: WorkflowTestResult; tested: WorkflowDefinition } | null>(null);
+  const testOverlay = useWorkflowTestOverlay(test?.tested ?? null, test?.result ?? null);
   const [savedVersion, setSavedVersion] = useState(initial.version);
   const [serverProblems, setServerProblems] = useState<Problem[]>([]);
   const dirty = definition !== saved;
@@ -309,6 +316,15 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
               </Dropdown.Menu>
             </Dropdown.Popover>
           </Dropdown>
+          {readOnly ? null : (
+            <Tooltip delay={300}>
+              <Button className="ml-1" isDisabled={definition.nodes.length === 0} size="sm" variant="ghost" onPress={() => setTestOpen(true)}>
+                <FlaskConical className="size-3.5" />
+                Test workflow
+              </Button>
+              <Tooltip.Content>Run the draft on screen in memory, with its pinned outputs; nothing is saved or started</Tooltip.Content>
+            </Tooltip>
+          )}
           <Tooltip delay={300}>
             <Button className="ml-1" isDisabled={!canRun} size="sm" variant="secondary" onPress={() => setRunOpen(true)}>
               <Play className="size-3.5" />
@@ -348,7 +364,14 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
           </aside>
         )}
         <section aria-label={view === "diagram" ? "Diagram" : "JSON"} className="relative min-w-0 flex-1">
-          {view === "diagram" ? <EditorCanvas /> : <JsonView />}
+          {view === "diagram" ? (
+            // Null (no test on screen) is the context's default: the canvas draws as the editor; one tree either way, so the viewport stays.
+            <RunOverlayContext.Provider value={testOverlay}>
+              <EditorCanvas />
+            </RunOverlayContext.Provider>
+          ) : (
+            <JsonView />
+          )}
           {view === "diagram" && savedVersion !== null ? <StartTriggers namespace={namespace} workflowName={definition.name} onOpen={() => setTriggersOpen(true)} /> : null}
           {notice ? (
             <div
@@ -362,6 +385,7 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
             </div>
           ) : null}
         </section>
+        {test ? <WorkflowTestPanel result={test.result} stale={test.tested !== definition} onClear={() => setTest(null)} onTestAgain={() => setTestOpen(true)} /> : null}
         <EditorSidePanel nameEditable={savedVersion === null} panel={panel} onFocusProblem={focusProblem} onPanelChange={setPanel} />
       </div>
 
@@ -382,6 +406,18 @@ function EditorLayout({ namespace, initial }: { namespace: string; initial: Edit
       {savedVersion !== null ? (
         <TriggersDrawer isOpen={triggersOpen} name={definition.name} namespace={namespace} nodeRefs={definition.nodes.map((n) => n.ref)} onOpenChange={setTriggersOpen} />
       ) : null}
+      {readOnly ? null : (
+        <WorkflowTestDialog
+          definition={definition}
+          isOpen={testOpen}
+          namespace={namespace}
+          onOpenChange={setTestOpen}
+          onResult={(result, tested) => {
+            setTest({ result, tested });
+            setView("diagram");
+          }}
+        />
+      )}
       {canRun ? <RunDialog definition={definition} isOpen={runOpen} namespace={namespace} onOpenChange={setRunOpen} /> : null}
 
       <ConfirmDialog

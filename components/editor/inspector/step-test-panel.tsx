@@ -1,8 +1,8 @@
 "use client";
 
 import { Button, Chip } from "@heroui/react";
-import { useMutation } from "@tanstack/react-query";
-import { FlaskConical, Pin, PinOff } from "lucide-react";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { FlaskConical, History, Pin, PinOff } from "lucide-react";
 import { useState } from "react";
 import { NODE_TYPES, TESTABLE_STEP_TYPES } from "@/engine";
 import type { WorkflowNode } from "@/engine";
@@ -32,6 +32,9 @@ function useJsonObject(initial: JsonObject | undefined) {
  * **Pinned output** holds the output its downstream nodes read when they are
  * tested — typed by hand, or pinned from a test's result. Pins are saved with
  * the definition and never used by a run.
+ *
+ * **Pin from last run** takes the node's output from the newest run of this
+ * workflow that completed it (tRPC `stepTests.lastRunOutput`).
  */
 export function StepTestPanel({ node }: { node: WorkflowNode }) {
   const namespace = useNamespace();
@@ -118,6 +121,7 @@ export function StepTestPanel({ node }: { node: WorkflowNode }) {
         </section>
       ) : null}
       <PinnedOutput key={`${pin === undefined ? "none" : "pinned"}:${pinGeneration}`} nodeRef={node.ref} pin={pin} readOnly={readOnly} />
+      {readOnly || !namespace ? null : <PinFromLastRun namespace={namespace} nodeRef={node.ref} onPinned={() => setPinGeneration((g) => g + 1)} />}
     </div>
   );
 }
@@ -165,5 +169,37 @@ function PinnedOutput({ nodeRef, pin, readOnly }: { nodeRef: string; pin: JsonOb
       />
       {field.error ? <p className="text-xs text-danger">{field.error}</p> : null}
     </section>
+  );
+}
+
+/** Sets the pin to this node's output in the newest run of the workflow that completed it. */
+function PinFromLastRun({ namespace, nodeRef, onPinned }: { namespace: string; nodeRef: string; onPinned: () => void }) {
+  const store = useEditorStore();
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [pending, setPending] = useState(false);
+  const pinFromRun = async () => {
+    const workflow = store.getState().definition.name;
+    setPending(true);
+    try {
+      const found = await queryClient.fetchQuery({ ...trpc.stepTests.lastRunOutput.queryOptions({ namespace, workflow, ref: nodeRef }), staleTime: 0 });
+      if (found === null) {
+        store.getState().notify(`No run of ${workflow} has completed ${nodeRef} yet.`, "warning");
+        return;
+      }
+      store.getState().setPin(nodeRef, found.output);
+      onPinned();
+      store.getState().notify(`Pinned ${nodeRef}'s output from the run of ${new Date(found.runStartedAt).toLocaleString()}.`, "success");
+    } catch (error) {
+      store.getState().notify(error instanceof Error ? error.message : String(error), "danger");
+    } finally {
+      setPending(false);
+    }
+  };
+  return (
+    <Button isPending={pending} size="sm" variant="ghost" onPress={() => void pinFromRun()}>
+      <History aria-hidden className="size-4" />
+      Pin from last run
+    </Button>
   );
 }

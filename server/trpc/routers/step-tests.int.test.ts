@@ -95,3 +95,128 @@ describe("stepTests.run", () => {
     expect((error as TRPCError).code).toBe("BAD_REQUEST");
   });
 });
+
+/** A worker task feeds a script, whose result a SWITCH routes on: the path a test run must take with `lookup` pinned. */
+const routed = (): WorkflowDefinition => ({
+  schemaVersion: 1,
+  name: "routed-order",
+  nodes: [
+    { ref: "lookup", type: "SIMPLE", name: "lookup_customer", position: { x: 0, y: 0 }, input: { id: "${workflow.input.customerId}" } },
+    {
+      ref: "score",
+      type: "INLINE",
+      position: { x: 0, y: 100 },
+      evaluatorType: "graaljs",
+      expression: "$.orders * 10 + $.bonus",
+      input: { orders: "${lookup.output.orders}", bonus: "${workflow.input.bonus}" },
+    },
+    { ref: "route", type: "SWITCH", position: { x: 0, y: 200 }, evaluatorType: "javascript", expression: "$.score >= 50 ? 'gold' : 'plain'", cases: ["gold", "plain"], input: { score: "${score.output.result}" } },
+    { ref: "gold_offer", type: "INLINE", position: { x: -100, y: 300 }, evaluatorType: "graaljs", expression: "'gold for ' + $.name", input: { name: "${lookup.output.name}" } },
+    { ref: "plain_offer", type: "SIMPLE", name: "send_plain_offer", position: { x: 100, y: 300 } },
+  ],
+  edges: [
+    { source: "lookup", target: "score" },
+    { source: "score", target: "route" },
+    { source: "route", target: "gold_offer", case: "gold" },
+    { source: "route", target: "plain_offer", case: "plain" },
+  ],
+  outputParameters: { offer: "${gold_offer.output.result}", score: "${score.output.result}" },
+  pins: { lookup: { name: "Ada", orders: 5 } },
+});
+
+describe("stepTests.runWorkflow", () => {
+  it("runs the draft with a pinned worker node feeding an INLINE and a SWITCH, and stores nothing", async () => {
+    const before = await runRows();
+    const result = await caller().stepTests.runWorkflow({ namespace: "default", definition: routed(), input: { customerId: "c-1", bonus: 3 } });
+    expect(result.status).toBe("COMPLETED");
+    expect(result.output).toEqual({ offer: "gold for Ada", score: 53 });
+    expect(result.path).toEqual(["lookup", "score", "route", "gold_offer"]);
+    expect(result.tasks.map((t) => [t.ref, t.type, t.status, t.pinned])).toEqual([
+      ["lookup", "SIMPLE", "COMPLETED", true],
+      ["score", "INLINE", "COMPLETED", false],
+      ["route", "SWITCH", "COMPLETED", false],
+      ["gold_offer", "INLINE", "COMPLETED", false],
+      ["plain_offer", "SIMPLE", "SKIPPED", false],
+    ]);
+    const byRef = new Map(result.tasks.map((t) => [t.ref, t]));
+    expect(byRef.get("lookup")).toMatchObject({ input: { id: "c-1" }, output: { name: "Ada", orders: 5 } });
+    expect(byRef.get("score")).toMatchObject({ input: { orders: 5, bonus: 3 }, output: { result: 53 } });
+    expect(byRef.get("route")?.output).toEqual({ evaluationResult: ["gold"] });
+    expect(byRef.get("gold_offer")?.output).toEqual({ result: "gold for Ada" });
+    expect(result).toMatchObject({ missingPins: [], ignoredPins: [], stopped: null, reason: null });
+    expect(await runRows()).toEqual(before);
+  });
+
+  it("fails an unpinned worker task clearly, and the run with it", async () => {
+    const definition = routed();
+    definition.pins = {};
+    const result = await caller().stepTests.runWorkflow({ namespace: "default", definition, input: { customerId: "c-1", bonus: 3 } });
+    expect(result.status).toBe("FAILED");
+    expect(result.path).toEqual(["lookup"]);
+    expect(result.tasks[0]).toMatchObject({ ref: "lookup", status: "FAILED_WITH_TERMINAL_ERROR", pinned: false, reason: "no pin: pin an output for lookup or test it alone" });
+    expect(result.missingPins).toEqual(["lookup"]);
+    expect(result.reason).toContain("no pin: pin an output for lookup");
+  });
+
+  it("takes the other branch on other data, where the next worker task has no pin", async () => {
+    const definition = routed();
+    definition.pins = { lookup: { name: "Bob", orders: 1 }, route: { evaluationResult: ["gold"] } };
+    const result = await caller().stepTests.runWorkflow({ namespace: "default", definition, input: { bonus: 0 } });
+    expect(result.path).toEqual(["lookup", "score", "route", "plain_offer"]);
+    expect(result.tasks.find((t) => t.ref === "route")?.output).toEqual({ evaluationResult: ["plain"] });
+    expect(result).toMatchObject({ status: "FAILED", missingPins: ["plain_offer"], ignoredPins: ["route"] });
+  });
+
+  it("makes an unpinned HTTP call through the SSRF guard, and a pinned one not at all", async () => {
+    const definition: WorkflowDefinition = {
+      schemaVersion: 1,
+      name: "http-test-run",
+      nodes: [{ ref: "fetch", type: "HTTP", position: { x: 0, y: 0 }, httpRequest: { uri: `${url}/users/1`, method: "GET" } }],
+      edges: [],
+    };
+    const guarded = await caller().stepTests.runWorkflow({ namespace: "default", definition, input: {} });
+    expect(guarded.tasks[0]).toMatchObject({ ref: "fetch", status: "FAILED_WITH_TERMINAL_ERROR", pinned: false });
+    expect(guarded.tasks[0]!.reason).toMatch(/private|loopback|refused|not allowed/i);
+    const pinned = await caller().stepTests.runWorkflow({ namespace: "default", definition: { ...definition, pins: { fetch: { response: { body: { name: "pinned" } } } } }, input: {} });
+    expect(pinned).toMatchObject({ status: "COMPLETED", path: ["fetch"], tasks: [{ pinned: true, output: { response: { body: { name: "pinned" } } } }] });
+  });
+
+  it("refuses an invalid draft, naming the problem", async () => {
+    const definition = routed();
+    definition.edges.push({ source: "gold_offer", target: "nowhere" });
+    await expect(caller().stepTests.runWorkflow({ namespace: "default", definition, input: {} })).rejects.toThrow(/Fix the workflow first.*nowhere/);
+  });
+});
+
+describe("stepTests.lastRunOutput", () => {
+  async function insertRun(namespaceId: string, startedAt: Date, task: { ref: string; status: "COMPLETED" | "FAILED"; output: Record<string, unknown> }) {
+    const { id } = await database.db
+      .insertInto("WorkflowExecutions")
+      .values({ namespaceId, defName: "routed-order", defVersion: 1, status: "COMPLETED", startedAt })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    await database.db
+      .insertInto("TaskExecutions")
+      .values({ workflowId: id, namespaceId, refName: task.ref, taskType: "SIMPLE", taskDefName: "lookup_customer", queueName: "lookup_customer", status: task.status, output: JSON.stringify(task.output), scheduledAt: startedAt, endedAt: startedAt })
+      .execute();
+    return id;
+  }
+
+  it("returns the stored output of the newest run that completed the node, and nothing from another namespace", async () => {
+    const ns = async (name: string) => (await database.db.insertInto("Namespaces").values({ name }).onConflict((oc) => oc.column("name").doUpdateSet({ name })).returning("id").executeTakeFirstOrThrow()).id;
+    const defaultId = await ns("default");
+    const otherId = await ns("pin-other");
+    const older = await insertRun(defaultId, new Date("2026-01-01T00:00:00Z"), { ref: "lookup", status: "COMPLETED", output: { name: "Old", orders: 1 } });
+    const latest = await insertRun(defaultId, new Date("2026-01-02T00:00:00Z"), { ref: "lookup", status: "COMPLETED", output: { name: "Ada", orders: 5 } });
+    // Newer, but the node failed there: it did not complete it.
+    await insertRun(defaultId, new Date("2026-01-03T00:00:00Z"), { ref: "lookup", status: "FAILED", output: { error: "boom" } });
+    // Newest of all, same workflow name and ref, in another namespace.
+    await insertRun(otherId, new Date("2026-01-04T00:00:00Z"), { ref: "lookup", status: "COMPLETED", output: { name: "Other namespace" } });
+    expect(older).not.toBe(latest);
+
+    const found = await caller().stepTests.lastRunOutput({ namespace: "default", workflow: "routed-order", ref: "lookup" });
+    expect(found).toEqual({ runId: latest, runStartedAt: "2026-01-02T00:00:00.000Z", iteration: 0, output: { name: "Ada", orders: 5 } });
+    expect(await caller().stepTests.lastRunOutput({ namespace: "default", workflow: "routed-order", ref: "score" })).toBeNull();
+    expect(await caller().stepTests.lastRunOutput({ namespace: "default", workflow: "another-workflow", ref: "lookup" })).toBeNull();
+  });
+});
