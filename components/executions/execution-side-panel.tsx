@@ -10,6 +10,7 @@ import type { WorkflowDefinition, WorkflowStatus } from "@/engine";
 import { CodeEditor } from "../editor/code-editor";
 import { useTRPC } from "../trpc";
 import type { ExecutionDetail } from "./execution-types";
+import { AgentTurns } from "./agent-turns";
 import { RunTimeline } from "./run-timeline";
 import { TaskStatusChip } from "./run-status-chip";
 import { formatDuration, isLiveRunStatus } from "./run-status";
@@ -107,7 +108,7 @@ export function ExecutionSidePanel({
         {tab === "run" ? <RunSummaryTab endedAt={endedAt} initial={initial} namespace={namespace} status={status} /> : null}
         {tab === "task" ? (
           latestTask ? (
-            <TaskTab key={latestTask.id} definition={definition} namespace={namespace} runId={initial.execution.id} runStatus={status} task={latestTask} children={initial.children} onChanged={onChanged} />
+            <TaskTab key={latestTask.id} tasks={tasks} definition={definition} namespace={namespace} runId={initial.execution.id} runStatus={status} task={latestTask} children={initial.children} onChanged={onChanged} />
           ) : (
             <p className="text-sm text-muted">{selectedRef ? `${selectedRef} has not run in this run.` : "Select a node on the diagram to see its task."}</p>
           )
@@ -205,12 +206,14 @@ function TaskTab({
   task,
   definition,
   children,
+  tasks,
   onChanged,
 }: {
   namespace: string;
   runId: string;
   runStatus: WorkflowStatus;
   task: RunTask;
+  tasks: ReadonlyMap<string, RunTask>;
   definition: WorkflowDefinition;
   children: ExecutionDetail["children"];
   onChanged: () => Promise<void>;
@@ -260,6 +263,7 @@ function TaskTab({
           </>
         ) : null}
       </dl>
+      {node?.type === "AGENT" ? <AgentTurns agentRef={task.ref} tasks={tasks.values()} /> : null}
       {runStatus !== "RUNNING" || canComplete || running || inboxItem !== null ? (
         <div className="flex flex-wrap gap-2">
           {runStatus !== "RUNNING" && runStatus !== "PAUSED" ? (

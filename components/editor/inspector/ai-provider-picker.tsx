@@ -9,7 +9,7 @@ import { useNamespace } from "../../console-session";
 import { useTRPC } from "../../trpc";
 
 /**
- * For an LLM or retrieval node: the namespace's configured AI providers
+ * For an LLM, retrieval or agent node: the namespace's configured AI providers
  * (Settings → AI providers) and the models each allows, as two pickers that
  * write the node's llmProvider/model — or, for indexing and search,
  * embeddingModelProvider/embeddingModel. The text fields below stay, for an
@@ -18,20 +18,22 @@ import { useTRPC } from "../../trpc";
 export function AiProviderPicker({ node, readOnly, onChange }: { node: WorkflowNode; readOnly: boolean; onChange: (next: WorkflowNode, field: string) => void }) {
   const namespace = useNamespace();
   const trpc = useTRPC();
-  const enabled = namespace !== null && isLlmNodeType(node.type);
+  const enabled = namespace !== null && (isLlmNodeType(node.type) || node.type === "AGENT");
   const providers = useQuery({ ...trpc.aiProviders.list.queryOptions({ namespace: namespace ?? "" }), enabled });
-  if (!enabled || !("llm" in node)) return null;
+  // An agent keeps the same two fields in `agent`.
+  const group = node.type === "AGENT" ? "agent" : "llm";
+  if (!enabled || !(group in node)) return null;
   const embedding = node.type === "LLM_INDEX_TEXT" || node.type === "LLM_SEARCH_INDEX";
   const providerKey = embedding ? "embeddingModelProvider" : "llmProvider";
   const modelKey = embedding ? "embeddingModel" : "model";
-  const llm = node.llm as Record<string, unknown>;
+  const llm = (node as unknown as Record<string, Record<string, unknown>>)[group]!;
   const list = providers.data ?? [];
   if (providers.isPending) return null;
   if (list.length === 0) {
     return <Description>No AI providers in this namespace yet: add one under Settings → AI providers.</Description>;
   }
   const chosen = list.find((p) => p.name === llm[providerKey]);
-  const set = (patch: Record<string, unknown>, field: string) => onChange({ ...node, llm: { ...llm, ...patch } } as WorkflowNode, `llm.${field}`);
+  const set = (patch: Record<string, unknown>, field: string) => onChange({ ...node, [group]: { ...llm, ...patch } }, `${group}.${field}`);
   return (
     <div aria-label="Configured provider" className="grid grid-cols-2 gap-3" role="group">
       <Select

@@ -7,6 +7,7 @@ import { useCallback, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { NODE_TYPES } from "@/engine";
 import type { Problem, WorkflowDefinition, WorkflowNode } from "@/engine";
 import { NodeIconTile } from "../nodes/node-icon";
+import { AgentToolsEditor } from "./agent-tools-editor";
 import { AiProviderPicker } from "./ai-provider-picker";
 import { createUpstreamIndex, expressionCompletionSource, expressionOptions } from "./expression-completions";
 import type { ExpressionOption } from "./expression-completions";
@@ -106,6 +107,8 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
   // HUMAN's form, assignee and escalation have editors of their own (human-inspector.tsx).
   // Their input (where the form's defaults also live) goes last, after the form.
   const [specific, humanInput] = useMemo(() => {
+    // An AGENT's tools have their editor (agent-tools-editor.tsx); its problems still land on agent.tools.
+    if (node.type === "AGENT") return [model.specific.map((f) => (f.id === "agent" && f.children ? { ...f, children: f.children.filter((c) => c.id !== "agent.tools") } : f)), []];
     if (node.type !== "HUMAN") return [model.specific, []];
     const own = model.specific.filter((f) => !HUMAN_CUSTOM_FIELDS.has(f.path[0] ?? ""));
     return [own.filter((f) => f.path[0] !== "input"), own.filter((f) => f.path[0] === "input")];
@@ -138,6 +141,8 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
           <FormFields {...shared} fields={specific} />
         </section>
       ) : null}
+
+      {node.type === "AGENT" ? <AgentToolsEditor node={node} problems={assigned.byField.get("agent.tools") ?? NO_PROBLEMS} readOnly={readOnly} onChange={onChange} /> : null}
 
       {node.type === "HUMAN" ? (
         <>

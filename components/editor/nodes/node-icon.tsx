@@ -1,6 +1,7 @@
 import {
   AlignLeft,
   Binary,
+  Bot,
   Braces,
   CircleDashed,
   Clock,
@@ -42,6 +43,7 @@ const ICONS: Readonly<Record<string, LucideIcon>> = {
   "message-square": MessageSquare,
   "align-left": AlignLeft,
   binary: Binary,
+  bot: Bot,
   "file-input": FileInput,
   search: Search,
   code: Code,

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { agentTurns } from "./agent-turns-model";
+import type { RunTask } from "./run-model";
+
+const task = (ref: string, iteration: number, attempt = 0, status: RunTask["status"] = "COMPLETED"): RunTask => ({
+  id: `${ref}@${iteration}#${attempt}`,
+  ref,
+  type: ref.endsWith("#llm") ? "LLM_CHAT_COMPLETE" : "HTTP",
+  iteration,
+  attempt,
+  status,
+  scheduledAt: "2026-01-01T00:00:00Z",
+  startedAt: null,
+  endedAt: null,
+  workerId: null,
+  pollCount: 0,
+  reasonForIncompletion: null,
+  subWorkflowId: null,
+  parentRef: ref.includes("#") ? ref.slice(0, ref.indexOf("#")) : null,
+  forkIndex: null,
+});
+
+describe("agentTurns", () => {
+  it("groups an agent's rows by turn, model call first, tool calls in call order, latest attempts only", () => {
+    const turns = agentTurns(
+      [
+        task("a#tool1", 1),
+        task("a#llm", 2, 0, "FAILED"),
+        task("a#llm", 1),
+        task("a#tool0", 1, 0, "FAILED"),
+        task("a#tool0", 1, 1),
+        task("a#llm", 2, 1, "IN_PROGRESS"),
+        task("other#llm", 1),
+        task("a", 0, 0, "IN_PROGRESS"),
+      ],
+      "a",
+    );
+    expect(turns.map((t) => [t.turn, t.llm?.id, t.tools.map((x) => x.id)])).toEqual([
+      [1, "a#llm@1#0", ["a#tool0@1#1", "a#tool1@1#0"]],
+      [2, "a#llm@2#1", []],
+    ]);
+  });
+});
