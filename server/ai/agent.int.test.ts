@@ -16,6 +16,7 @@ import type { JqTransform } from "../sandbox/jq-transform";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { putSecret, secretLookup, sealingKeysOf } from "../secrets/secrets";
+import { retryWorkflow } from "../executions/actions/retry-workflow";
 import { enqueueDecide } from "../store/decide-queues";
 import { leaseTasks } from "../store/task-queues";
 import { insertWorkflowExecution } from "../store/workflow-executions";
@@ -46,8 +47,14 @@ interface Seen {
   body: Record<string, unknown>;
 }
 const seen: Seen[] = [];
-/** Model answers to hand out, in order. */
+/** Model answers to hand out, in order: a body (200), or a provider error. */
 const answers: unknown[] = [];
+class ProviderError {
+  constructor(
+    readonly status: number,
+    readonly message: string,
+  ) {}
+}
 
 const toolCall = (id: string, name: string, args: Json) => ({ id, type: "function", function: { name, arguments: JSON.stringify(args) } });
 const asksFor = (...calls: ReturnType<typeof toolCall>[]) => ({
@@ -69,9 +76,9 @@ beforeAll(async () => {
       const body = (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>;
       seen.push({ path: p, body });
       if (p === "/openai/v1/chat/completions") {
-        const answer = answers.shift();
-        res.writeHead(answer === undefined ? 500 : 200, { "content-type": "application/json" });
-        res.end(JSON.stringify(answer ?? { error: { message: "no scripted answer left" } }));
+        const answer = answers.shift() ?? new ProviderError(500, "no scripted answer left");
+        res.writeHead(answer instanceof ProviderError ? answer.status : 200, { "content-type": "application/json" });
+        res.end(JSON.stringify(answer instanceof ProviderError ? { error: { message: answer.message } } : answer));
       } else if (p === "/tools/weather") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ city: body.city, tempC: 7 }));
@@ -290,6 +297,37 @@ describe("AGENT", () => {
     const toolMessage = (chatCalls()[1]!.body.messages as { role: string; content: string }[]).at(-1)!;
     expect(toolMessage.role).toBe("tool");
     expect(toolMessage.content).toContain('the agent has no tool named "no_such_tool"');
+  });
+
+  it("fails when a model call fails for good, and an operator's retry goes on from that turn", async () => {
+    answers.push(asksFor(toolCall("c1", "get_weather", { city: "Oslo" })), new ProviderError(400, "context too long"), says("Retried."));
+    const id = await start(workflow([agentNode({})]), { user: "u1" });
+    const side = await sidecar();
+    try {
+      await side.settle();
+      const failed = await workflowRow(id);
+      expect(failed.status).toBe("FAILED");
+      expect(failed.reasonForIncompletion).toContain("turn 2's model call failed");
+      expect(failed.reasonForIncompletion).toContain("context too long");
+      const retried = await retryWorkflow({ db: t.db }, { namespaceId, workflowId: id, actor: { type: "user", id: "operator-1" } });
+      expect(retried.ok).toBe(true);
+      await side.settle();
+    } finally {
+      await side.close();
+    }
+    const wf = await workflowRow(id);
+    expect(wf.status).toBe("COMPLETED");
+    expect((wf.output as Json).turns).toBe(2);
+    expect(chatCalls()).toHaveLength(3);
+    expect(weatherCalls()).toHaveLength(1);
+    expect((await rows(id)).map((r) => [r.refName, r.iteration, r.attempt, r.status])).toEqual([
+      ["helper", 0, 0, "FAILED_WITH_TERMINAL_ERROR"],
+      ["helper#llm", 1, 0, "COMPLETED"],
+      ["helper#tool0", 1, 0, "COMPLETED"],
+      ["helper#llm", 2, 0, "FAILED_WITH_TERMINAL_ERROR"],
+      ["helper", 0, 1, "COMPLETED"],
+      ["helper#llm", 2, 1, "COMPLETED"],
+    ]);
   });
 
   it("resumes after a crash mid-agent from the last finished step, repeating none", async () => {

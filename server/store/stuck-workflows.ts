@@ -56,8 +56,8 @@ export interface FindStuckWorkflowsResult {
  * - a non-terminal task ("TaskExecutions_pending_idx") that something other
  *   than the decider will end: a worker or the system-task runner (SCHEDULED,
  *   IN_PROGRESS), a timer (WAIT, a delayed start or retry), a person (HUMAN), a
- *   child workflow (SUB_WORKFLOW). Its ending enqueues a decide. Not DO_WHILE
- *   and FORK_JOIN_DYNAMIC rows: those containers are advanced by the decider
+ *   child workflow (SUB_WORKFLOW). Its ending enqueues a decide. Not DO_WHILE,
+ *   FORK_JOIN_DYNAMIC and AGENT rows: those containers are advanced by the decider
  *   alone, when a body task ends or a requested evaluation runs, so a workflow
  *   whose only unfinished rows are containers is waiting on nothing.
  * A terminal task the decider has not seen ("deciderSeenAt" NULL) is not in
@@ -125,7 +125,7 @@ export function findStuckWorkflowsStatement(
           WHERE "t"."workflowId" = "p"."id" AND "t"."deciderSeenAt" IS NULL
             AND "t"."status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
                                      'TIMED_OUT', 'CANCELED', 'SKIPPED')
-            AND "t"."taskType" NOT IN ('DO_WHILE', 'FORK_JOIN_DYNAMIC'))
+            AND "t"."taskType" NOT IN ('DO_WHILE', 'FORK_JOIN_DYNAMIC', 'AGENT'))
       ) AS "stuck"
     FROM "page" AS "p"
     ORDER BY "p"."startedAt", "p"."id"`;

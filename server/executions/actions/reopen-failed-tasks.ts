@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import type { Database, TaskExecutionRow, TaskStatus, WorkflowExecutionRow } from "../../../db/schema";
-import { attemptDelaySeconds, blueprintNode, executorOf, parseForkInstanceRef } from "../../../engine";
+import { attemptDelaySeconds, blueprintNode, executorOf, parseAgentChildRef, parseForkInstanceRef } from "../../../engine";
 import type { Blueprint, BlueprintNode } from "../../../engine";
 import { countSeenSuccessfulForkInstances, latestTaskRowPerRef } from "../../store/operator-rewrites";
 import { insertTasks } from "../../store/task-executions";
@@ -31,8 +31,9 @@ import { asObject, refuse } from "./action-support";
  *   gets a child of its own, which is also what the engine's own retry of a
  *   SUB_WORKFLOW does and Conductor's default. (To resume the failed child
  *   from its own failure instead, retry the child workflow itself.)
- * - **Containers** (DO_WHILE, FORK_JOIN_DYNAMIC): IN_PROGRESS again with
- *   their bookkeeping, and decide's container check picks them up. A loop
+ * - **Containers** (DO_WHILE, FORK_JOIN_DYNAMIC, AGENT): IN_PROGRESS again with
+ *   their bookkeeping, and decide's container check picks them up (an agent
+ *   goes on from its current turn: its failed model call is reopened with it). A loop
  *   keeps its output (iteration counter, per-iteration outputs). A fork's
  *   `completed` counter is **recomputed** from its instance rows, as
  *   engine/decide/types.ts (aggregateForkOutput) requires of anything that
@@ -70,8 +71,10 @@ export interface ReopenedTask {
   previous: { taskId: string; status: TaskStatus };
 }
 
-/** The row that governs a task's policy: its node, or for a dynamic-fork instance its fork's. */
+/** The row that governs a task's policy: its node, or for a dynamic-fork instance its fork's, for an agent's step its agent's. */
 function nodeOfRow(blueprint: Blueprint, row: TaskExecutionRow): BlueprintNode | undefined {
+  const agentChild = parseAgentChildRef(row.refName);
+  if (agentChild !== undefined) return blueprintNode(blueprint, agentChild.agentRef);
   const instance = parseForkInstanceRef(row.refName);
   return blueprintNode(blueprint, instance === undefined ? row.refName : instance.forkRef);
 }
@@ -79,6 +82,11 @@ function nodeOfRow(blueprint: Blueprint, row: TaskExecutionRow): BlueprintNode |
 /** Born failed: ended in the evaluation that scheduled it, which only decide's own failures do. */
 function failedInDecide(row: TaskExecutionRow): boolean {
   return row.status === "FAILED_WITH_TERMINAL_ERROR" && row.endedAt !== null && row.endedAt.getTime() === row.scheduledAt.getTime() && row.queueName === null;
+}
+
+function agentTurn(agent: TaskExecutionRow): number {
+  const turn = asObject(agent.output).turn;
+  return typeof turn === "number" && Number.isInteger(turn) && turn >= 1 ? turn : 1;
 }
 
 function loopIteration(loop: TaskExecutionRow): number {
@@ -111,7 +119,9 @@ export async function reopenFailedTasks(
       if (container === undefined) {
         result = false;
       } else {
-        const sameRound = container.taskType === "FORK_JOIN_DYNAMIC" ? container.iteration === row.iteration : loopIteration(container) === row.iteration;
+        // An agent's steps carry its turn as their iteration; only the current turn's are its open work.
+        const sameRound =
+          container.taskType === "FORK_JOIN_DYNAMIC" ? container.iteration === row.iteration : container.taskType === "AGENT" ? agentTurn(container) === row.iteration : loopIteration(container) === row.iteration;
         result = sameRound && (!TERMINAL_STATUSES.has(container.status) || reopens(container));
       }
     }

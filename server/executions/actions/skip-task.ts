@@ -19,7 +19,7 @@ export type SkipTaskResult =
   | { ok: true; workflowId: string; taskId: string; ref: string; status: "COMPLETED"; terminatedChild: string | null }
   | ActionRefusal<CommonRefusalCode | "not-running" | "task-not-found" | "task-not-open" | "unsupported-task-type">;
 
-const CONTAINERS: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC"]);
+const CONTAINERS: ReadonlySet<string> = new Set(["DO_WHILE", "FORK_JOIN_DYNAMIC", "AGENT"]);
 
 /**
  * Skips a SCHEDULED or IN_PROGRESS task of a RUNNING or PAUSED workflow and
