@@ -124,7 +124,7 @@ function ToolCard({
   const text = (field: string, title: string, value: string | undefined, set: (v: string) => AgentTool, options: { mono?: boolean; description?: string } = {}) => (
     <TextField isReadOnly={readOnly} value={value ?? ""} onChange={(v) => onPatch(set(v), field)}>
       <Label>{title}</Label>
-      <Input aria-label={`${label} ${title}`} className={options.mono === true ? "font-mono" : undefined} spellCheck={false} />
+      <Input className={options.mono === true ? "font-mono" : undefined} spellCheck={false} />
       {options.description === undefined ? null : <Description>{options.description}</Description>}
     </TextField>
   );
@@ -153,7 +153,7 @@ function ToolCard({
       {text("name", "Name", tool.name, (v) => ({ ...tool, name: v }), { mono: true, description: "What the model calls it: letters, digits, _ or -." })}
       <TextField isReadOnly={readOnly} value={tool.description ?? ""} onChange={(v) => onPatch({ ...tool, description: v === "" ? undefined : v }, "description")}>
         <Label>Description</Label>
-        <TextArea aria-label={`${label} Description`} rows={2} />
+        <TextArea rows={2} />
         <Description>When the model should use it, and what it gives back.</Description>
       </TextField>
       <JsonObjectField
