@@ -32,12 +32,13 @@ describe("agentTurns", () => {
         task("a#llm", 2, 1, "IN_PROGRESS"),
         task("other#llm", 1),
         task("a", 0, 0, "IN_PROGRESS"),
+        task("a#approve1", 1, 0, "COMPLETED"),
       ],
       "a",
     );
-    expect(turns.map((t) => [t.turn, t.llm?.id, t.tools.map((x) => x.id)])).toEqual([
-      [1, "a#llm@1#0", ["a#tool0@1#1", "a#tool1@1#0"]],
-      [2, "a#llm@2#1", []],
+    expect(turns.map((t) => [t.turn, t.llm?.id, t.tools.map((x) => x.id), t.approvals.map((x) => x.id)])).toEqual([
+      [1, "a#llm@1#0", ["a#tool0@1#1", "a#tool1@1#0"], ["a#approve1@1#0"]],
+      [2, "a#llm@2#1", [], []],
     ]);
   });
 });

@@ -3,7 +3,7 @@
 import { Disclosure } from "@heroui/react";
 import { TaskStatusChip } from "./run-status-chip";
 import { formatDuration } from "./run-status";
-import { agentTurns } from "./agent-turns-model";
+import { agentTurns, callNumber } from "./agent-turns-model";
 import type { RunTask } from "./run-model";
 
 function duration(t: RunTask): string {
@@ -53,8 +53,11 @@ export function AgentTurns({ agentRef, tasks }: { agentRef: string; tasks: Itera
                 <Disclosure.Body className="px-2.5 pb-2.5">
                   <ol className="flex flex-col gap-1">
                     {t.llm ? <StepRow label="Model" task={t.llm} /> : null}
-                    {t.tools.map((tool, k) => (
-                      <StepRow key={tool.id} label={`Tool call ${k + 1}`} task={tool} />
+                    {t.approvals.map((a) => (
+                      <StepRow key={a.id} label={`Approval of call ${callNumber(a.ref)}`} task={a} />
+                    ))}
+                    {t.tools.map((tool) => (
+                      <StepRow key={tool.id} label={`Tool call ${callNumber(tool.ref)}`} task={tool} />
                     ))}
                   </ol>
                 </Disclosure.Body>

@@ -76,7 +76,7 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
   const expanded: [Set<string>, Set<string>] = [new Set(), new Set()];
   const queue: [BlueprintNode, Mode][] = [];
   const node = (ref: string): BlueprintNode | undefined => blueprintNode(blueprint, parseAgentChildRef(ref)?.agentRef ?? parseForkInstanceRef(ref)?.forkRef ?? ref);
-  // Agents in flight: decide reads their current turn's rows (a model call and up to AGENT_MAX_TOOL_CALLS_PER_TURN tool calls).
+  // Agents in flight: decide reads their current turn's rows (a model call, up to AGENT_MAX_TOOL_CALLS_PER_TURN tool calls and their approvals).
   const agents = new Set<string>();
 
   const touch = (n: BlueprintNode, withReads = true): void => {
@@ -136,7 +136,12 @@ export function refsToLoad(blueprint: Blueprint, frontierRefs: readonly string[]
   }
 
   const out = new Set<string>(blueprint.outputReads);
-  for (const ref of agents) for (const child of agentChildRefs(ref)) out.add(child);
+  for (const ref of agents) {
+    // Approval rows exist only for tools that ask for them: no lookups for the rest.
+    const tools = (blueprintNode(blueprint, ref)?.config.agent as { tools?: unknown } | undefined)?.tools;
+    const approvals = Array.isArray(tools) && tools.some((t) => (t as { approval?: unknown } | null)?.approval === true);
+    for (const child of agentChildRefs(ref, approvals)) out.add(child);
+  }
   for (const ref of touched) out.add(ref);
   for (const ref of reading) for (const r of blueprintNode(blueprint, ref)?.reads ?? []) out.add(r);
   return [...out].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

@@ -122,6 +122,45 @@ describe("AGENT in the decider", () => {
   });
 });
 
+describe("AGENT approvals", () => {
+  const approvalDef = () =>
+    def({
+      tools: [
+        { name: "pay", type: "SIMPLE", taskName: "payments", approval: true },
+        { name: "refund", type: "SIMPLE", taskName: "refunds", approval: true },
+        { name: "lookup", type: "SIMPLE", taskName: "user_lookup" },
+      ],
+    });
+
+  it("asks a person before each call of a tool that wants approval; an approved call runs, a rejected one is reported to the model", () => {
+    const h = started(approvalDef());
+    h.complete("agent#llm", calls(["c1", "pay", { amount: 5 }], ["c2", "refund", { amount: 2 }], ["c3", "lookup", { id: "u1" }]), 1);
+    h.evaluate();
+    expect(h.scheduled()).toEqual(["agent#approve0@1", "agent#approve1@1", "agent#tool2@1"]);
+    expect(h.task("agent#approve0")).toMatchObject({ taskType: "HUMAN", status: "IN_PROGRESS", input: { title: "Approve a call of pay", outcomes: ["approve", "reject"], arguments: { amount: 5 } } });
+    h.complete("agent#approve0", { outcome: "approve" }, 1);
+    h.evaluate();
+    expect(h.scheduled()).toEqual(["agent#tool0@1"]);
+    expect(h.task("agent#tool0").input).toEqual({ amount: 5 });
+    h.complete("agent#approve1", { outcome: "reject", comment: "too much" }, 1);
+    h.complete("agent#tool2", { name: "Ada" }, 1);
+    h.evaluate();
+    expect(h.scheduled()).toEqual([]);
+    expect(h.has("agent#tool1")).toBe(false);
+    h.complete("agent#tool0", { paid: true }, 1);
+    h.evaluate();
+    expect(h.scheduled()).toEqual(["agent#llm@2"]);
+    expect((h.task("agent#llm", 2).input.messages as Json[]).slice(2).map((m) => m.message)).toEqual([
+      '{"paid":true}',
+      'Not run: a person did not approve this call; the outcome was "reject" (too much).',
+      '{"name":"Ada"}',
+    ]);
+    const valid = validateDefinition(approvalDef());
+    if (!valid.ok) throw new Error(JSON.stringify(valid.problems));
+    expect(refsToLoad(compile(valid.definition), ["agent"], [])).toEqual(expect.arrayContaining(["agent#approve0", "agent#approve15"]));
+  });
+});
+
 describe("AGENT definitions", () => {
   it("are refused with a clear problem: missing provider, model or prompt, a duplicate tool name, a bad tool kind, an agent in a loop", () => {
     const bad = validateDefinition(
@@ -151,5 +190,7 @@ describe("AGENT definitions", () => {
     const refs = refsToLoad(compile(valid.definition), ["agent", "agent#tool1"], [{ ref: "agent#tool0", status: "COMPLETED" }]);
     expect(refs).toEqual(expect.arrayContaining(["agent", "agent#llm", "agent#tool0", "agent#tool15", "post", "pre"]));
     expect(refs).not.toContain("agent#tool16");
+    // No tool asks for approval: no approval rows to look up.
+    expect(refs).not.toContain("agent#approve0");
   });
 });

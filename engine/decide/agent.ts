@@ -176,6 +176,31 @@ export function toolResultText(row: { status: string; taskType: string; output: 
   return clip(JSON.stringify(out) ?? "{}");
 }
 
+/** A HUMAN task's input asking a person to approve one call: the tool, its description, the model's arguments. */
+export function approvalInput(tool: AgentTool, call: AgentToolCall): Json {
+  return {
+    title: `Approve a call of ${tool.name}`,
+    assignee: "anyone",
+    outcomes: ["approve", "reject"],
+    tool: tool.name,
+    ...(tool.description === undefined ? {} : { toolDescription: tool.description }),
+    arguments: call.arguments,
+  };
+}
+
+/** Whether an ended approval approved its call: completed with the outcome "approve". */
+export function isApproved(row: { status: string; output: Json }): boolean {
+  return row.status === "COMPLETED" && row.output.outcome === "approve";
+}
+
+/** What the model reads for a call a person did not approve: it did not run. */
+export function notApprovedText(row: { status: string; output: Json; reasonForIncompletion: string | undefined }): string {
+  const outcome = typeof row.output.outcome === "string" ? row.output.outcome : undefined;
+  const why = row.status === "COMPLETED" ? `the outcome was ${JSON.stringify(outcome ?? null)}` : `the approval ended ${row.status}${row.reasonForIncompletion === undefined ? "" : `: ${row.reasonForIncompletion}`}`;
+  const comment = typeof row.output.comment === "string" && row.output.comment !== "" ? ` (${clip(row.output.comment)})` : "";
+  return `Not run: a person did not approve this call; ${why}${comment}.`;
+}
+
 /** The next turn's input: this turn's, its messages followed by the model's tool calls (Conductor's `tool_call` role) and one `tool` message per call, in call order. */
 export function nextTurnInput(llmInput: Json, llmOutput: Json, calls: readonly AgentToolCall[], results: readonly string[]): Json {
   const messages = Array.isArray(llmInput.messages) ? [...(llmInput.messages as unknown[])] : [];

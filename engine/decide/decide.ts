@@ -34,7 +34,7 @@
  *   timers only wake the decider (a stale one is harmless).
  */
 import type { EffectiveTaskPolicy } from "../definition";
-import { AGENT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_CASE, REF_PATTERN, SYSTEM_QUEUE_NAMES, agentLlmRef, agentToolRef, parseAgentChildRef } from "../definition";
+import { AGENT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_CASE, REF_PATTERN, SYSTEM_QUEUE_NAMES, agentApprovalRef, agentLlmRef, agentToolRef, parseAgentChildRef } from "../definition";
 import type { ExpressionContext, TaskView } from "../expressions";
 import { doWhileConditionInput, resolveTemplate, scriptResultToBoolean } from "../expressions";
 import type { TaskStatus } from "../statuses";
@@ -45,7 +45,7 @@ import type { Blueprint, BlueprintEdge, BlueprintNode } from "../compile/types";
 import { attemptDelaySeconds, parseWaitUntil, retryDelaySeconds, waitDurationSeconds } from "./policy";
 import { isForkInstanceDone } from "./fork-output";
 import { nodeInputTemplate } from "./dispatch-template";
-import { addUsage, agentAnswer, agentLimits, agentTools, firstTurnInput, nextTurnInput, toolCallsOf, toolResultText, toolTask, usageOf } from "./agent";
+import { addUsage, agentAnswer, agentLimits, agentTools, approvalInput, firstTurnInput, isApproved, nextTurnInput, notApprovedText, toolCallsOf, toolResultText, toolTask, usageOf } from "./agent";
 import type {
   Command,
   DecideDeps,
@@ -809,6 +809,15 @@ class Evaluation {
           if (version === null) return this.failNew(node, iteration, input, `START_WORKFLOW: version ${JSON.stringify(start.version)} is not a whole number from 1`);
           put(start, "version", version);
         }
+        if (start.priority !== undefined && !(Number.isInteger(start.priority) && (start.priority as number) >= 0 && (start.priority as number) <= 99)) {
+          return this.failNew(node, iteration, input, `START_WORKFLOW: priority ${JSON.stringify(start.priority)} is not a whole number from 0 to 99`);
+        }
+        if (start.idempotencyKey !== undefined && (typeof start.idempotencyKey !== "string" || start.idempotencyKey === "")) {
+          return this.failNew(node, iteration, input, `START_WORKFLOW: idempotencyKey ${JSON.stringify(start.idempotencyKey)} is not a non-empty string`);
+        }
+        if (start.idempotencyStrategy !== undefined && !["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"].includes(start.idempotencyStrategy as string)) {
+          return this.failNew(node, iteration, input, `START_WORKFLOW: idempotencyStrategy ${JSON.stringify(start.idempotencyStrategy)} is not RETURN_EXISTING, FAIL or FAIL_ON_RUNNING`);
+        }
         put(input, "startWorkflow", start);
         return this.external(node, iteration, input);
       }
@@ -921,6 +930,9 @@ class Evaluation {
         ...(typeof start.version === "number" ? { version: start.version } : {}),
         input: asObject(start.input),
         ...(typeof start.correlationId === "string" ? { correlationId: start.correlationId } : {}),
+        ...(typeof start.priority === "number" ? { priority: start.priority } : {}),
+        ...(typeof start.idempotencyKey === "string" ? { idempotencyKey: start.idempotencyKey } : {}),
+        ...(start.idempotencyStrategy === "FAIL" || start.idempotencyStrategy === "FAIL_ON_RUNNING" ? { idempotencyStrategy: start.idempotencyStrategy } : {}),
       });
     }
   }
@@ -1284,33 +1296,46 @@ class Evaluation {
     }
     if (turn >= maxTurns) return this.failContainer(agent, node, `AGENT reached its limit of ${maxTurns} turn${maxTurns === 1 ? "" : "s"} and the model still asked for tools (${calls.map((c) => c.name).join(", ")})`);
     if (calls.length > AGENT_MAX_TOOL_CALLS_PER_TURN) return this.failContainer(agent, node, `AGENT: the model asked for ${calls.length} tool calls in turn ${turn}, more than the ${AGENT_MAX_TOOL_CALLS_PER_TURN} one turn may make`);
-    const rows = calls.map((_, k) => this.rowAt(agentToolRef(ref, k), turn));
-    if (rows.some((r) => r === undefined)) {
-      const tools = agentTools(agent.input);
-      calls.forEach((call, k) => {
-        if (rows[k] !== undefined) return;
-        const tool = tools.find((t) => t.name === call.name);
+    const tools = agentTools(agent.input);
+    // Per call, its result for the model once it has one; what a call still needs is scheduled on the way.
+    const results = calls.map((call, k): string | undefined => {
+      const tool = tools.find((t) => t.name === call.name);
+      if (tool?.approval === true) {
+        const approval = this.rowAt(agentApprovalRef(ref, k), turn);
+        if (approval === undefined) {
+          this.agentTask(node, turn, "HUMAN", "HUMAN", agentApprovalRef(ref, k), approvalInput(tool, call));
+          return undefined;
+        }
+        if (!isTerminalTaskStatus(approval.status)) return undefined;
+        if (!isApproved(approval)) return notApprovedText(approval);
+      }
+      const row = this.rowAt(agentToolRef(ref, k), turn);
+      if (row === undefined) {
         const task = tool === undefined ? `the agent has no tool named ${JSON.stringify(call.name)} (it has ${tools.map((t) => JSON.stringify(t.name)).join(", ") || "none"})` : toolTask(tool, call);
-        if (typeof task !== "string") return this.agentTask(node, turn, task.taskType, task.taskDefName, agentToolRef(ref, k), task.input);
+        if (typeof task !== "string") {
+          this.agentTask(node, turn, task.taskType, task.taskDefName, agentToolRef(ref, k), task.input);
+          return undefined;
+        }
         // A call that cannot run is a row too, ended at once: the model reads why in the next turn.
         const failedRow = this.newRow({ ref: agentToolRef(ref, k), iteration: turn, attempt: 0, status: "FAILED_WITH_TERMINAL_ERROR", taskType: tool?.type ?? "SIMPLE", taskDefName: call.name || "unknown", input: { arguments: call.arguments }, reasonForIncompletion: task, parentRef: ref });
         this.commands.push({ kind: "failTask", key: keyOf(failedRow), status: "FAILED_WITH_TERMINAL_ERROR", taskType: failedRow.taskType, taskDefName: failedRow.taskDefName, input: failedRow.input, output: {}, reasonForIncompletion: task, parentRef: ref });
-      });
-    }
-    const now = calls.map((_, k) => this.rowAt(agentToolRef(ref, k), turn)!);
-    // Ended for good: a success, or a failure with no retry after it (a retry would be the latest attempt, in flight).
-    if (!now.every((r) => isTerminalTaskStatus(r.status) && r.status !== "SKIPPED")) return;
-    const next = nextTurnInput(llm.input, llm.output, calls, now.map((r) => toolResultText(r)));
+        return toolResultText(failedRow);
+      }
+      // Ended for good: a success, or a failure with no retry after it (a retry would be the latest attempt, in flight).
+      return isTerminalTaskStatus(row.status) && row.status !== "SKIPPED" ? toolResultText(row) : undefined;
+    });
+    if (results.some((r) => r === undefined)) return;
+    const next = nextTurnInput(llm.input, llm.output, calls, results as string[]);
     this.agentTask(node, turn + 1, "LLM_CHAT_COMPLETE", "LLM_CHAT_COMPLETE", agentLlmRef(ref), next);
     this.updateOutput(agent, { ...agent.output, turn: turn + 1, tokenUsage: usage });
   }
 
-  /** An agent's model call failed for good: the agent fails. A tool call failed for good: the model reads the reason next turn. */
-  private agentChildFailed(agentRef: string, row: Row, role: "llm" | "tool"): void {
+  /** An agent's model call failed for good: the agent fails. A tool call or an approval failed for good: the model reads why next turn. */
+  private agentChildFailed(agentRef: string, row: Row, role: "llm" | "tool" | "approval"): void {
     const agent = this.latest.get(agentRef);
     const node = this.node(agentRef);
     if (agent === undefined || node === undefined || isTerminalTaskStatus(agent.status)) return;
-    if (role === "tool") {
+    if (role !== "llm") {
       this.work.push({ kind: "agent", ref: agentRef });
       return;
     }

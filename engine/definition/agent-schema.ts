@@ -37,6 +37,10 @@ const toolBase = {
     .record(z.string(), z.unknown())
     .optional()
     .meta({ title: "Arguments schema", description: "The JSON Schema of the tool's arguments, as the model sees it; an object with no properties when absent." }),
+  approval: z
+    .boolean()
+    .optional()
+    .meta({ title: "Ask for approval", description: "Each call waits in the inbox for a person to approve it; a rejected call is not run, and the model is told so.", default: false }),
 };
 
 /** An HTTP tool: the request, with the model's arguments as its JSON body (as query parameters for GET, HEAD and DELETE). */
@@ -133,13 +137,15 @@ export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 /**
  * An agent's task rows are children of its node, named by ref: the model
- * turns `"<agent>#llm"` and the tool calls `"<agent>#tool<k>"` (k the call's
- * index in its turn), each with the turn number (from 1) as its iteration and
- * `parentRef` the agent. Node refs have no `#` (REF_PATTERN), and no fork
+ * turns `"<agent>#llm"`, the tool calls `"<agent>#tool<k>"` (k the call's
+ * index in its turn) and the approvals asked before a call
+ * `"<agent>#approve<k>"` (HUMAN tasks), each with the turn number (from 1) as
+ * its iteration and `parentRef` the agent. Node refs have no `#` (REF_PATTERN), and no fork
  * instance ref ends in a non-digit, so these collide with neither.
  */
 export const AGENT_LLM_SUFFIX = "#llm";
 export const AGENT_TOOL_SUFFIX = "#tool";
+export const AGENT_APPROVAL_SUFFIX = "#approve";
 
 export function agentLlmRef(agentRef: string): string {
   return `${agentRef}${AGENT_LLM_SUFFIX}`;
@@ -149,17 +155,22 @@ export function agentToolRef(agentRef: string, index: number): string {
   return `${agentRef}${AGENT_TOOL_SUFFIX}${index}`;
 }
 
+export function agentApprovalRef(agentRef: string, index: number): string {
+  return `${agentRef}${AGENT_APPROVAL_SUFFIX}${index}`;
+}
+
 /** The agent and role a child ref denotes, or undefined for any other ref. */
-export function parseAgentChildRef(ref: string): { agentRef: string; role: "llm" } | { agentRef: string; role: "tool"; index: number } | undefined {
+export function parseAgentChildRef(ref: string): { agentRef: string; role: "llm" } | { agentRef: string; role: "tool" | "approval"; index: number } | undefined {
   const at = ref.lastIndexOf("#");
   if (at <= 0) return undefined;
   const rest = ref.slice(at);
   if (rest === AGENT_LLM_SUFFIX) return { agentRef: ref.slice(0, at), role: "llm" };
-  const m = /^#tool(0|[1-9]\d{0,2})$/.exec(rest);
-  return m === null ? undefined : { agentRef: ref.slice(0, at), role: "tool", index: Number(m[1]) };
+  const m = /^#(tool|approve)(0|[1-9]\d{0,2})$/.exec(rest);
+  return m === null ? undefined : { agentRef: ref.slice(0, at), role: m[1] === "tool" ? "tool" : "approval", index: Number(m[2]) };
 }
 
 /** Every child ref of an agent whose latest row an evaluation may need (bounded by AGENT_MAX_TOOL_CALLS_PER_TURN). */
-export function agentChildRefs(agentRef: string): string[] {
-  return [agentLlmRef(agentRef), ...Array.from({ length: AGENT_MAX_TOOL_CALLS_PER_TURN }, (_, k) => agentToolRef(agentRef, k))];
+export function agentChildRefs(agentRef: string, withApprovals = true): string[] {
+  const calls = Array.from({ length: AGENT_MAX_TOOL_CALLS_PER_TURN }, (_, k) => k);
+  return [agentLlmRef(agentRef), ...calls.map((k) => agentToolRef(agentRef, k)), ...(withApprovals ? calls.map((k) => agentApprovalRef(agentRef, k)) : [])];
 }

@@ -53,6 +53,7 @@ export {
   AGENT_TOOL_KINDS,
   AgentConfigSchema,
   AgentToolSchema,
+  agentApprovalRef,
   agentChildRefs,
   agentLlmRef,
   agentToolRef,

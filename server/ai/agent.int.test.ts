@@ -16,6 +16,7 @@ import type { JqTransform } from "../sandbox/jq-transform";
 import { createQuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../sandbox/quickjs-script-evaluator";
 import { putSecret, secretLookup, sealingKeysOf } from "../secrets/secrets";
+import { completeExternalTask } from "../executions/actions/complete-external-task";
 import { retryWorkflow } from "../executions/actions/retry-workflow";
 import { enqueueDecide } from "../store/decide-queues";
 import { leaseTasks } from "../store/task-queues";
@@ -328,6 +329,29 @@ describe("AGENT", () => {
       ["helper", 0, 1, "COMPLETED"],
       ["helper#llm", 2, 1, "COMPLETED"],
     ]);
+  });
+
+  it("runs a tool that asks for approval only once a person approved the call in the inbox", async () => {
+    answers.push(asksFor(toolCall("c1", "get_weather", { city: "Tromsø" })), says("Cold."));
+    const [weather, lookup] = tools();
+    const id = await start(workflow([agentNode({ tools: [{ ...weather, approval: true }, lookup] })]), { user: "u1" });
+    const side = await sidecar();
+    try {
+      await side.settle();
+      // Waiting for a person: nothing ran, the inbox holds the call.
+      expect(weatherCalls()).toHaveLength(0);
+      const approval = (await rows(id)).find((r) => r.refName === "helper#approve0")!;
+      expect([approval.taskType, approval.status, approval.iteration]).toEqual(["HUMAN", "IN_PROGRESS", 1]);
+      const inbox = await t.db.selectFrom("HumanTasks").select(["title", "status"]).where("taskId", "=", approval.id).executeTakeFirstOrThrow();
+      expect(inbox.title).toBe("Approve a call of get_weather");
+      const done = await completeExternalTask({ db: t.db }, { namespaceId, workflowId: id, taskId: approval.id, output: { outcome: "approve" }, actor: { type: "system", id: "test" } });
+      expect(done).toMatchObject({ ok: true });
+      await side.settle();
+    } finally {
+      await side.close();
+    }
+    expect((await workflowRow(id)).status).toBe("COMPLETED");
+    expect(weatherCalls().map((s) => s.body)).toEqual([{ city: "Tromsø" }]);
   });
 
   it("resumes after a crash mid-agent from the last finished step, repeating none", async () => {

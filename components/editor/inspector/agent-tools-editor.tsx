@@ -1,6 +1,6 @@
 "use client";
 
-import { Button, Chip, Description, Input, Label, TextArea, TextField } from "@heroui/react";
+import { Button, Chip, Description, Input, Label, Switch, TextArea, TextField } from "@heroui/react";
 import { Plus, Trash2 } from "lucide-react";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { AGENT_TOOL_KINDS } from "@/engine";
@@ -22,8 +22,13 @@ const KIND_OPTIONS: readonly SelectOption<AgentToolKind>[] = [
 const METHOD_OPTIONS: readonly SelectOption<string>[] = ["POST", "GET", "PUT", "PATCH", "DELETE"].map((m) => ({ id: m, label: m }));
 
 /** A tool of `kind` keeping what the kinds share (name, description, arguments schema), with the kind's config fresh. */
-export function toolOfKind(base: Pick<AgentTool, "name" | "description" | "inputSchema">, kind: AgentToolKind): AgentTool {
-  const shared = { name: base.name, ...(base.description === undefined ? {} : { description: base.description }), ...(base.inputSchema === undefined ? {} : { inputSchema: base.inputSchema }) };
+export function toolOfKind(base: Pick<AgentTool, "name" | "description" | "inputSchema"> & { approval?: boolean }, kind: AgentToolKind): AgentTool {
+  const shared = {
+    name: base.name,
+    ...(base.description === undefined ? {} : { description: base.description }),
+    ...(base.inputSchema === undefined ? {} : { inputSchema: base.inputSchema }),
+    ...(base.approval === undefined ? {} : { approval: base.approval }),
+  };
   switch (kind) {
     case "HTTP":
       return { ...shared, type: "HTTP", httpRequest: { uri: "https://api.example.com/tool", method: "POST" } };
@@ -188,6 +193,15 @@ function ToolCard({
           })}
         </>
       ) : null}
+      <Switch isDisabled={readOnly} isSelected={tool.approval === true} onChange={(on) => onPatch({ ...tool, approval: on ? true : undefined }, "approval")}>
+        <Switch.Content>
+          <Switch.Control>
+            <Switch.Thumb />
+          </Switch.Control>
+          Ask for approval
+        </Switch.Content>
+        <Description>Each call waits in the inbox until a person approves it; a rejected call does not run, and the model is told.</Description>
+      </Switch>
       {problems.length > 0 ? (
         <ul className="flex list-disc flex-col gap-0.5 pl-4 text-xs text-danger" role="alert">
           {problems.map((p, j) => (
