@@ -966,7 +966,7 @@ class Importer {
 
 const HTTP_REQUEST_KEYS = ["uri", "method", "headers", "body", "accept", "contentType", "connectionTimeOut", "readTimeOut"] as const;
 const HTTP_NUMBER_KEYS = ["connectionTimeOut", "readTimeOut"] as const;
-const START_WORKFLOW_KEYS: readonly string[] = ["name", "version", "input", "correlationId"];
+const START_WORKFLOW_KEYS: readonly string[] = ["name", "version", "input", "correlationId", "priority", "idempotencyKey", "idempotencyStrategy"];
 const HTTP_POLL_REQUEST_KEYS = [...HTTP_REQUEST_KEYS, "terminationCondition", "pollingInterval", "pollingStrategy", "maxPollCount"] as const;
 const MCP_LIST_KEYS = ["mcpServer", "headers"] as const;
 const MCP_CALL_KEYS = ["mcpServer", "method", "arguments", "headers"] as const;

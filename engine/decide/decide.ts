@@ -809,6 +809,15 @@ class Evaluation {
           if (version === null) return this.failNew(node, iteration, input, `START_WORKFLOW: version ${JSON.stringify(start.version)} is not a whole number from 1`);
           put(start, "version", version);
         }
+        if (start.priority !== undefined && !(Number.isInteger(start.priority) && (start.priority as number) >= 0 && (start.priority as number) <= 99)) {
+          return this.failNew(node, iteration, input, `START_WORKFLOW: priority ${JSON.stringify(start.priority)} is not a whole number from 0 to 99`);
+        }
+        if (start.idempotencyKey !== undefined && (typeof start.idempotencyKey !== "string" || start.idempotencyKey === "")) {
+          return this.failNew(node, iteration, input, `START_WORKFLOW: idempotencyKey ${JSON.stringify(start.idempotencyKey)} is not a non-empty string`);
+        }
+        if (start.idempotencyStrategy !== undefined && !["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"].includes(start.idempotencyStrategy as string)) {
+          return this.failNew(node, iteration, input, `START_WORKFLOW: idempotencyStrategy ${JSON.stringify(start.idempotencyStrategy)} is not RETURN_EXISTING, FAIL or FAIL_ON_RUNNING`);
+        }
         put(input, "startWorkflow", start);
         return this.external(node, iteration, input);
       }
@@ -921,6 +930,9 @@ class Evaluation {
         ...(typeof start.version === "number" ? { version: start.version } : {}),
         input: asObject(start.input),
         ...(typeof start.correlationId === "string" ? { correlationId: start.correlationId } : {}),
+        ...(typeof start.priority === "number" ? { priority: start.priority } : {}),
+        ...(typeof start.idempotencyKey === "string" ? { idempotencyKey: start.idempotencyKey } : {}),
+        ...(start.idempotencyStrategy === "FAIL" || start.idempotencyStrategy === "FAIL_ON_RUNNING" ? { idempotencyStrategy: start.idempotencyStrategy } : {}),
       });
     }
   }

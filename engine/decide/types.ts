@@ -487,6 +487,11 @@ export interface StartWorkflowCommand {
   version?: number;
   input: Record<string, unknown>;
   correlationId?: string;
+  /** 0 to 99; the starting run's priority when absent. */
+  priority?: number;
+  /** One run per key in the namespace, as a start request's idempotencyKey. */
+  idempotencyKey?: string;
+  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL" | "FAIL_ON_RUNNING";
 }
 
 /** Set `deciderSeenAt` on terminal rows this evaluation reacted to (invariant 4). */

@@ -528,6 +528,15 @@ export const StartWorkflowNodeSchema = node(
         version: z.union([int(1), ExpressionTextSchema]).optional().meta({ title: "Version", description: "Latest when absent; may be an expression." }),
         input: ExpressionMapSchema.optional().meta({ title: "Input" }),
         correlationId: z.string().optional().meta({ title: "Correlation id" }),
+        priority: z
+          .union([int(0).max(99), ExpressionTextSchema])
+          .optional()
+          .meta({ title: "Priority", description: "0 to 99, or an expression producing one; this run's priority when absent." }),
+        idempotencyKey: z.string().min(1).max(255).optional().meta({ title: "Idempotency key", description: "Starts one run per key; may hold expressions." }),
+        idempotencyStrategy: z
+          .union([z.enum(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"]), ExpressionTextSchema])
+          .optional()
+          .meta({ title: "When the key is taken", description: "RETURN_EXISTING (the default) completes with the run that holds it; FAIL and FAIL_ON_RUNNING fail the task." }),
       })
       .meta({ title: "Workflow to start" }),
   },

@@ -288,8 +288,32 @@ describe("workflows: start, read, search, actions", () => {
     const bad = await h.call<{ validationErrors: { path: string }[] }>("POST", "/workflow", { token: admin, body: { name, priority: 500, input: [1], taskToDomain: { "*": "blue" } } });
     expect(bad.status).toBe(400);
     expect(bad.body.validationErrors.map((e) => e.path).sort()).toEqual(["body.input", "body.priority", "body.taskToDomain"]);
-    expect(await h.call("POST", "/workflow", { token: admin, body: { name, workflowDef: { name, tasks: [] } } })).toMatchObject({ status: 400 });
     expect(await h.call("GET", "/workflow/not-a-uuid", { token: admin })).toMatchObject({ status: 404 });
+  });
+
+  it("an inline workflowDef runs unregistered: stored once under its content's name, hidden from the definitions list", async () => {
+    const adHoc = uniqueName("adhoc");
+    const workflowDef = { name: adHoc, version: 1, schemaVersion: 2, tasks: [{ name: "cd_adhoc_step", taskReferenceName: "step", type: "SIMPLE", inputParameters: { x: "${workflow.input.x}" } }] };
+    const ids: string[] = [];
+    for (const x of [1, 2]) {
+      const started = await h.call<string>("POST", "/workflow", { token: admin, body: { name: adHoc, input: { x }, workflowDef } });
+      expect(started.status).toBe(200);
+      ids.push(started.body);
+    }
+    await decide();
+    const runs = await Promise.all(ids.map((id) => h.call<{ workflowName: string; status: string; tasks: Record<string, unknown>[] }>("GET", `/workflow/${id}`, { token: admin })));
+    expect(runs[0]!.body.workflowName).toMatch(new RegExp(`^${adHoc}:inline-[0-9a-f]{16}$`));
+    expect(runs[1]!.body.workflowName).toBe(runs[0]!.body.workflowName);
+    expect(runs.map((r) => r.body.tasks[0])).toMatchObject([
+      { taskType: "cd_adhoc_step", status: "SCHEDULED", inputData: { x: 1 } },
+      { taskType: "cd_adhoc_step", status: "SCHEDULED", inputData: { x: 2 } },
+    ]);
+    const listed = await h.call<{ name: string }[]>("GET", "/metadata/workflow", { token: admin });
+    expect(listed.body.some((d) => d.name.startsWith(adHoc))).toBe(false);
+
+    const broken = await h.call<{ validationErrors: { path: string }[] }>("POST", "/workflow", { token: admin, body: { name: adHoc, workflowDef: { name: adHoc, tasks: [] } } });
+    expect(broken.status).toBe(400);
+    expect(broken.body.validationErrors.every((e) => e.path.startsWith("workflowDef"))).toBe(true);
   });
 
   it("search answers {totalHits, results} of WorkflowSummary, filtered by the query; a query it cannot read is a 400", async () => {

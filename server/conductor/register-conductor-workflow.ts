@@ -179,8 +179,8 @@ function policyOfTaskDefinition(row: TaskDefinitionRow): TaskPolicy {
   return policy;
 }
 
-/** The registered TaskDefs of the task names the definition's nodes use. */
-async function registeredTaskPolicies(db: Db, namespaceId: string, definition: WorkflowDefinition): Promise<Map<string, TaskPolicy>> {
+/** The policies of the TaskDefs registered under the names a definition's tasks use, for compile's `taskPolicy`. */
+export async function registeredTaskPolicies(db: Db, namespaceId: string, definition: WorkflowDefinition): Promise<Map<string, TaskPolicy>> {
   const names = new Set<string>();
   for (const node of definition.nodes) if (node.name !== undefined) names.add(node.name);
   const policies = new Map<string, TaskPolicy>();

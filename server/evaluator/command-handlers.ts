@@ -3,6 +3,7 @@ import type { Transaction } from "kysely";
 import { json } from "../../db/json";
 import type { Database, TaskExecutionRow, WorkflowExecutionRow } from "../../db/schema";
 import type { Command, WorkflowEndCommand, WorkflowEndStatus } from "../../engine";
+import { ensureInlineDefinition } from "../executions/inline-definition";
 import { startNestedExecution } from "../executions/start-execution";
 import type { StartExecutionResult } from "../executions/start-execution";
 import { afterWorkflowEnded, terminateWorkflowTree } from "../executions/workflow-lifecycle";
@@ -165,16 +166,20 @@ async function startOtherWorkflow(ctx: CommandContext, c: CommandOf<"startSubWor
   if (ctx.absorbed.has(keyText(c.key))) return;
   const taskId = ctx.taskIdOf(c.key);
   if (taskId === undefined) throw new Error(`${c.kind} ${describeKey(c.key)}: no task row was inserted or started for it`);
+  // An inline definition is stored under its content's name first (inline-definition.ts), then started like any other.
+  const inline = c.kind === "startSubWorkflow" && c.workflowDefinition !== undefined ? await ensureInlineDefinition(trx, namespaceId, c.workflowDefinition) : undefined;
+  const target = inline?.ok === true ? { name: inline.name, version: inline.version } : { name: c.name, version: c.version };
   const started: StartExecutionResult =
-    c.kind === "startSubWorkflow" && c.workflowDefinition !== undefined
-      ? { ok: false, reason: "not-found", message: "an inline workflowDefinition is not supported yet: register the workflow and reference it by name" }
+    inline?.ok === false
+      ? { ok: false, reason: "not-found", message: inline.message }
       : await startNestedExecution(trx, deps.blobs, {
           namespaceId,
-          name: c.name,
-          ...(c.version !== undefined ? { version: c.version } : {}),
+          name: target.name,
+          ...(target.version !== undefined ? { version: target.version } : {}),
           input: c.input,
           ...(c.correlationId !== undefined ? { correlationId: c.correlationId } : {}),
-          priority: c.kind === "startSubWorkflow" ? c.priority : wf.priority,
+          priority: c.kind === "startSubWorkflow" ? c.priority : (c.priority ?? wf.priority),
+          ...(c.kind === "startWorkflow" && c.idempotencyKey !== undefined ? { idempotencyKey: c.idempotencyKey, idempotencyStrategy: c.idempotencyStrategy ?? "RETURN_EXISTING" } : {}),
           ...(c.kind === "startSubWorkflow" ? { parentWorkflowId: workflowId, parentTaskId: taskId } : {}),
         });
   if (!started.ok) {

@@ -155,6 +155,24 @@ describe("START_WORKFLOW", () => {
     expect(other).toMatchObject({ defName: target, status: "RUNNING", parentWorkflowId: null, input: { from: "parent" } });
   });
 
+  it("starts the target at its priority once per idempotency key, and FAIL refuses a key already taken", async () => {
+    const target = await register(workflow([simple("slow")]));
+    const key = `order-${randomUUID().slice(0, 8)}`;
+    const parent = await register(
+      workflow([node("START_WORKFLOW", "kick", { startWorkflow: { name: target, priority: 9, idempotencyKey: "${workflow.input.key}", idempotencyStrategy: "${workflow.input.strategy}" }, policy: { retryCount: 0 } })], [], {
+        outputParameters: { started: "${kick.output.workflowId}" },
+      }),
+    );
+    const first = await start(parent, { key, strategy: "RETURN_EXISTING" });
+    const second = await start(parent, { key, strategy: "RETURN_EXISTING" });
+    const refused = await start(parent, { key, strategy: "FAIL" });
+    for (let i = 0; i < 6; i++) await evaluateBatch(deps(), { limit: 20 });
+    const targets = await t.db.selectFrom("WorkflowExecutions").select(["id", "priority"]).where("defName", "=", target).execute();
+    expect(targets.map((r) => r.priority)).toEqual([9]);
+    for (const id of [first, second]) expect(await execution(id)).toMatchObject({ status: "COMPLETED", output: { started: targets[0]!.id } });
+    expect(await task(refused, "kick")).toMatchObject({ status: "FAILED", reasonForIncompletion: `Could not start workflow "${target}": Idempotency key "${key}" was already used by ${targets[0]!.id}` });
+  });
+
   it("a target that does not exist fails the task, and so the workflow", async () => {
     const parent = await register(workflow([node("START_WORKFLOW", "kick", { startWorkflow: { name: "missing_target" }, policy: { retryCount: 0 } })]));
     const id = await start(parent);

@@ -272,15 +272,14 @@ async function insertStartedExecution(
 /** The SQLSTATE a one-statement start raises when its idempotency key is held (migration 0016's nf_refuse_unless). */
 const KEY_HELD = "NFKEY";
 
-export type StartNestedExecutionInput = Omit<StartExecutionInput, "idempotencyKey" | "idempotencyStrategy">;
-
 /**
  * Starts an execution inside the caller's transaction — the decider starting a
  * SUB_WORKFLOW child, a START_WORKFLOW target or a failureWorkflow, so the
  * start commits or rolls back with the evaluation that asked for it. Same
- * checks as {@link startExecution} (definition, input schema, offload), no
- * idempotency key: the task's identity already makes the request happen once
- * (the evaluator starts a child only when it inserted the task row).
+ * checks as {@link startExecution} (definition, input schema, offload). The
+ * task's identity already makes the request happen once (the evaluator starts
+ * a child only when it inserted the task row); an idempotency key — a
+ * START_WORKFLOW's own — makes the target run once across tasks and runs.
  *
  * An offloaded input's blob is written before the evaluation commits
  * (invariant 8); a rollback leaks it to orphan collection.
@@ -288,7 +287,7 @@ export type StartNestedExecutionInput = Omit<StartExecutionInput, "idempotencyKe
 export async function startNestedExecution(
   trx: Transaction<Database>,
   blobs: BlobStore | undefined,
-  input: StartNestedExecutionInput,
+  input: StartExecutionInput,
 ): Promise<StartExecutionResult> {
   const priority = input.priority ?? 0;
   const resolved = await resolveDefinitionAndInput(trx, input);
@@ -297,8 +296,21 @@ export async function startNestedExecution(
   let payload: OffloadedPayload = { inline: workflowInput };
   if (blobs !== undefined) payload = await offloadIfLarge(blobs, workflowInput);
   const workflowId = uuidv7();
-  await insertStartedExecution(trx, { workflowId, def, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: null, payload });
-  return { ok: true, workflowId, created: true };
+  const key = input.idempotencyKey ?? null;
+  const rows = { workflowId, def, input, priority: Math.min(99, Math.max(0, Math.trunc(priority))), idempotencyKey: key, payload };
+  if (key === null) {
+    await insertStartedExecution(trx, rows);
+    return { ok: true, workflowId, created: true };
+  }
+  const outcome = await startWithKey(trx, rows, { key, strategy: input.idempotencyStrategy ?? "RETURN_EXISTING" });
+  switch (outcome.kind) {
+    case "created":
+      return { ok: true, workflowId, created: true };
+    case "existing":
+      return { ok: true, workflowId: outcome.workflowId, created: false };
+    case "conflict":
+      return { ok: false, reason: "conflict", existingWorkflowId: outcome.existingWorkflowId, message: outcome.message };
+  }
 }
 
 /** The definition to run (latest unarchived when no version is given) and the input, checked against its inputSchema. */

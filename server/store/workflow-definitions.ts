@@ -340,3 +340,30 @@ export async function archiveWorkflowDefinitionVersions(
     .execute();
   return rows.map((r) => r.version).sort((a, b) => a - b);
 }
+
+/**
+ * Stores an inline definition (a SUB_WORKFLOW's `workflowDefinition`, a start
+ * request's `workflowDef`) under its content-addressed name at version 1,
+ * archived from birth so no list or picker shows it; an explicit version
+ * still starts it. The same content is the same row: a second insert, or one
+ * racing this, changes nothing (ON CONFLICT DO NOTHING on the unique key).
+ */
+export async function insertInlineWorkflowDefinition(
+  db: Kysely<Database>,
+  input: { namespaceId: string; name: string; description: string | null; graph: unknown; blueprint: unknown },
+): Promise<void> {
+  await db
+    .insertInto("WorkflowDefinitions")
+    .values({
+      namespaceId: input.namespaceId,
+      name: input.name,
+      version: 1,
+      description: input.description,
+      graph: json(input.graph),
+      blueprint: json(input.blueprint),
+      createdBy: "inline",
+      archivedAt: sql<Date>`now()`,
+    })
+    .onConflict((oc) => oc.columns(["namespaceId", "name", "version"]).doNothing())
+    .execute();
+}

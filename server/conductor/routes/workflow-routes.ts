@@ -5,6 +5,7 @@ import type { Principal } from "../../auth/principal";
 import { resolvePayload } from "../../lib/payload-offload";
 import { actionDeps } from "../../rest/action-results";
 import { actorOf } from "../../rest/actor";
+import { ensureInlineDefinition } from "../../executions/inline-definition";
 import { startExecution } from "../../executions/start-execution";
 import type { StartExecutionResult } from "../../executions/start-execution";
 import { searchWorkflowExecutions } from "../../store/conductor-queries";
@@ -14,6 +15,7 @@ import type { ActionRefusal, WorkflowActionDeps } from "../../executions/actions
 import { badRequest, conflict, notFound, validationFailed } from "../conductor-error";
 import type { ConductorError } from "../conductor-error";
 import { toConductorWorkflowSummary } from "../conductor-shapes";
+import { importConductorDefinition, missingReferenceErrors, registeredTaskPolicies } from "../register-conductor-workflow";
 import { isUuid } from "../conductor-task-protocol";
 import { loadConductorWorkflow, parseSearchQuery, waitForWorkflow } from "../conductor-workflows";
 import type { ConductorDeps } from "../define-conductor-route";
@@ -48,7 +50,8 @@ export const StartWorkflowRequestSchema = z.looseObject({
     .record(z.string(), z.string())
     .nullish()
     .refine((v) => v === null || v === undefined || Object.keys(v).length === 0, "taskToDomain is not supported: set a task's domain on its node"),
-  workflowDef: z.null({ error: "An inline workflowDef is not supported: register it with POST /metadata/workflow first" }).optional(),
+  /** A WorkflowDef to run without registering it (server/executions/inline-definition.ts). */
+  workflowDef: JsonObject.nullish(),
   externalInputPayloadStoragePath: z.null({ error: "External payload storage is not supported: send the input inline (large inputs are stored by the server)" }).optional(),
   createdBy: z.string().nullish(),
 });
@@ -65,14 +68,27 @@ function startFailure(result: Extract<StartExecutionResult, { ok: false }>): Con
   }
 }
 
+/** A start request's inline workflowDef, imported as registration imports one and stored under its content's name. */
+async function inlineTarget(deps: ConductorDeps, namespaceId: string, workflowDef: Record<string, unknown>): Promise<{ name: string; version: number }> {
+  const imported = importConductorDefinition(workflowDef, "workflowDef");
+  if (!imported.ok) throw validationFailed(imported.errors);
+  const missing = await missingReferenceErrors(deps.db, namespaceId, imported.definition, "workflowDef");
+  if (missing.length > 0) throw validationFailed(missing);
+  const policies = await registeredTaskPolicies(deps.db, namespaceId, imported.definition);
+  const stored = await ensureInlineDefinition(deps.db, namespaceId, imported.definition, { taskPolicy: (name) => policies.get(name) });
+  if (!stored.ok) throw validationFailed([{ path: "workflowDef", message: stored.message }]);
+  return stored;
+}
+
 async function start(deps: ConductorDeps, principal: Parameters<typeof createdByOfPrincipal>[0], namespaceId: string, request: StartWorkflowRequest): Promise<string> {
   if (request.idempotencyStrategy !== undefined && request.idempotencyStrategy !== null && (request.idempotencyKey === undefined || request.idempotencyKey === null)) {
     throw validationFailed([{ path: "body.idempotencyStrategy", message: "idempotencyStrategy needs an idempotencyKey" }]);
   }
+  const target = request.workflowDef ? await inlineTarget(deps, namespaceId, request.workflowDef) : { name: request.name, version: request.version ?? undefined };
   const result = await startExecution(deps, {
     namespaceId,
-    name: request.name,
-    version: request.version ?? undefined,
+    name: target.name,
+    version: target.version,
     input: request.input ?? {},
     correlationId: request.correlationId ?? null,
     priority: request.priority ?? undefined,
