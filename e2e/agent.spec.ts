@@ -108,7 +108,7 @@ test("build an agent with a tool in the editor, run it, and see its turns on the
     agent: { llmProvider: provider, model: "gpt-e2e", tools: [{ name: "lookup", type: "SIMPLE", description: "A user by id", taskName: "user_lookup" }] },
   });
 
-  await page.getByRole("button", { name: "Run" }).click();
+  await page.getByRole("button", { name: "Run", exact: true }).click();
   const run = page.getByRole("dialog", { name: "Run workflow" });
   await run.getByRole("textbox", { name: "Input JSON" }).click();
   await page.keyboard.press("Control+a");
