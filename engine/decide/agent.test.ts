@@ -184,6 +184,21 @@ describe("AGENT definitions", () => {
     expect(looped.ok ? [] : brief(looped.problems)).toContainEqual({ code: "agent-in-loop", ref: "a", path: ["nodes", 1, "parent"] });
   });
 
+  it("accept secrets in a tool's headers only", () => {
+    const headers = { Authorization: "Bearer ${workflow.secrets.TOKEN}" };
+    const ok = validateDefinition(
+      workflow([
+        agent({}, { tools: [{ name: "h", type: "HTTP", httpRequest: { uri: "https://x.example.com", headers } }, { name: "m", type: "CALL_MCP_TOOL", mcp: { mcpServer: "https://m.example.com/mcp", headers } }] }),
+      ]),
+    );
+    expect(ok.ok ? [] : brief(ok.problems)).toEqual([]);
+    const bad = validateDefinition(workflow([agent({}, { prompt: "Use ${workflow.secrets.TOKEN}", tools: [{ name: "h", type: "HTTP", httpRequest: { uri: "https://x.example.com/${workflow.secrets.TOKEN}" } }] })]));
+    expect(bad.ok ? [] : brief(bad.problems)).toEqual([
+      { code: "secret-not-dispatched", ref: "agent", path: ["nodes", 0, "agent", "prompt"] },
+      { code: "secret-not-dispatched", ref: "agent", path: ["nodes", 0, "agent", "tools", 0, "httpRequest", "uri"] },
+    ]);
+  });
+
   it("load the agent's current-turn rows and its successors while it runs", () => {
     const valid = validateDefinition(def());
     if (!valid.ok) throw new Error(JSON.stringify(valid.problems));

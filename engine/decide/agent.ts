@@ -22,6 +22,9 @@
  */
 import { AGENT_DEFAULT_MAX_TURNS } from "../definition";
 import type { AgentTool } from "../definition";
+import type { BlueprintNode } from "../compile/types";
+import { dispatchSites } from "./dispatch-template";
+import type { DispatchSite } from "./dispatch-template";
 
 type Json = Record<string, unknown>;
 
@@ -39,6 +42,9 @@ export interface AgentUsage {
   completionTokens: number;
   totalTokens: number;
 }
+
+/** The input key naming the tool an HTTP or MCP tool call's task runs: the dispatcher finds the tool's header templates by it. */
+export const AGENT_TOOL_INPUT_KEY = "agentTool";
 
 /** What a tool call's row is: its type, task definition, input. */
 export interface AgentToolTask {
@@ -133,7 +139,7 @@ export function toolTask(tool: AgentTool, call: AgentToolCall): AgentToolTask | 
       return {
         taskType: "CALL_MCP_TOOL",
         taskDefName: "CALL_MCP_TOOL",
-        input: { mcpServer: tool.mcp.mcpServer, ...(tool.mcp.headers === undefined ? {} : { headers: tool.mcp.headers }), method: tool.mcp.method ?? tool.name, arguments: args },
+        input: { mcpServer: tool.mcp.mcpServer, ...(tool.mcp.headers === undefined ? {} : { headers: tool.mcp.headers }), method: tool.mcp.method ?? tool.name, arguments: args, [AGENT_TOOL_INPUT_KEY]: tool.name },
       };
     case "HTTP": {
       const method = (tool.httpRequest.method ?? "POST").toUpperCase();
@@ -147,9 +153,23 @@ export function toolTask(tool: AgentTool, call: AgentToolCall): AgentToolTask | 
       } else {
         request.body = args;
       }
-      return { taskType: "HTTP", taskDefName: "HTTP", input: { http_request: request } };
+      return { taskType: "HTTP", taskDefName: "HTTP", input: { http_request: request, [AGENT_TOOL_INPUT_KEY]: tool.name } };
     }
   }
+}
+
+/**
+ * Where a tool call's task reads secrets: its headers (an HTTP tool's
+ * `httpRequest.headers`, an MCP tool's `mcp.headers`), as written on the
+ * agent node, at their place in the call's input. Only these: the model's
+ * arguments never are, so no answer of a model can make a secret be sent.
+ */
+export function agentToolDispatchSites(agent: BlueprintNode, toolName: unknown): DispatchSite[] {
+  const config = isObject(agent.config.agent) ? agent.config.agent : {};
+  const tool = agentTools(config).find((t) => t.name === toolName);
+  if (tool?.type === "HTTP") return dispatchSites({ http_request: { headers: tool.httpRequest.headers ?? {} } });
+  if (tool?.type === "CALL_MCP_TOOL") return dispatchSites({ headers: tool.mcp.headers ?? {} });
+  return [];
 }
 
 function clip(text: string): string {

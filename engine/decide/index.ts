@@ -4,6 +4,7 @@
  */
 export { MAX_LOOP_ADVANCES_PER_EVALUATION, WAIT_UNTIL_KEY, decide, executorOf } from "./decide";
 export { dispatchSites, dispatchTemplate, nodeInputTemplate } from "./dispatch-template";
+export { AGENT_TOOL_INPUT_KEY, agentToolDispatchSites } from "./agent";
 export type { DispatchSite } from "./dispatch-template";
 export { FORK_INSTANCE_DONE_STATUSES, aggregateForkOutput, isForkInstanceDone } from "./fork-output";
 export type { ForkProgress } from "./fork-output";

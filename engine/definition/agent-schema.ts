@@ -174,3 +174,12 @@ export function agentChildRefs(agentRef: string, withApprovals = true): string[]
   const calls = Array.from({ length: AGENT_MAX_TOOL_CALLS_PER_TURN }, (_, k) => k);
   return [agentLlmRef(agentRef), ...calls.map((k) => agentToolRef(agentRef, k)), ...(withApprovals ? calls.map((k) => agentApprovalRef(agentRef, k)) : [])];
 }
+
+/**
+ * Whether a path inside an AGENT node (`["agent", "tools", j, …]`) is in a
+ * tool's headers: the one place of an agent where `${workflow.secrets.…}` is
+ * resolved, when the tool call is dispatched (engine/decide/agent.ts).
+ */
+export function isAgentToolHeaderPath(path: readonly (string | number)[]): boolean {
+  return path[0] === "agent" && path[1] === "tools" && typeof path[2] === "number" && (path[3] === "httpRequest" || path[3] === "mcp") && path[4] === "headers" && path.length > 5;
+}

@@ -57,6 +57,7 @@ export {
   agentChildRefs,
   agentLlmRef,
   agentToolRef,
+  isAgentToolHeaderPath,
   parseAgentChildRef,
 } from "./agent-schema";
 export type { AgentConfig, AgentTool, AgentToolKind } from "./agent-schema";

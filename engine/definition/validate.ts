@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isDispatchedField } from "./dispatch-refs";
+import { isAgentToolHeaderPath } from "./agent-schema";
 import { LLM_NODE_TYPES } from "./llm-schema";
 import { analyzeDispatchString, dispatchPlaceholder, dispatchReferenceText, referencedRefs } from "./expression-refs";
 import type { DefinitionGraph, GraphEdgeInput, GraphNodeInput, UpstreamQuery } from "./graph";
@@ -674,7 +675,8 @@ function checkNodeExpressions(report: Report, node: WorkflowNode, at: ProblemPat
     if (value === undefined) continue;
     const dispatched = isDispatchedField(node.type, field);
     for (const { text, path } of templateStrings(value, [...at, ...field])) {
-      checkDispatchReferences(report, text, path, node.ref, dispatched);
+      // An agent's tool headers are dispatched with the tool's call; the rest of the agent never is.
+      checkDispatchReferences(report, text, path, node.ref, dispatched || (node.type === "AGENT" && isAgentToolHeaderPath(path.slice(at.length))));
       for (const ref of templateRefs(report, text, path, node.ref)) {
         if (!graph.has(ref)) {
           report.add("expression-unknown-ref", `The expression reads ${quote(ref)}, which is not the ref of any node`, path, node.ref);

@@ -36,6 +36,7 @@ import { saveAiProvider } from "./ai-providers";
 const t = useTestDatabase();
 const keys = sealingKeysOf({ secret: "b".repeat(64), previousSecrets: [] });
 const KEY = "sk-test-agent-51c0d9";
+const TOOL_TOKEN = "tool-token-8d2f41";
 let namespaceId: string;
 let blobRoot: string;
 let blobs: FilesystemBlobStore;
@@ -45,6 +46,7 @@ let base: string;
 
 interface Seen {
   path: string;
+  headers: http.IncomingHttpHeaders;
   body: Record<string, unknown>;
 }
 const seen: Seen[] = [];
@@ -75,7 +77,7 @@ beforeAll(async () => {
     req.on("end", () => {
       const p = req.url ?? "";
       const body = (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>;
-      seen.push({ path: p, body });
+      seen.push({ path: p, headers: req.headers, body });
       if (p === "/openai/v1/chat/completions") {
         const answer = answers.shift() ?? new ProviderError(500, "no scripted answer left");
         res.writeHead(answer instanceof ProviderError ? answer.status : 200, { "content-type": "application/json" });
@@ -93,6 +95,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const actor = { type: "system" as const, id: "test" };
   await putSecret(t.db, keys, { namespaceId, name: "OPENAI_KEY", value: KEY, actor, updatedBy: "test" });
+  await putSecret(t.db, keys, { namespaceId, name: "TOOL_TOKEN", value: TOOL_TOKEN, actor, updatedBy: "test" });
   const saved = await saveAiProvider(t.db, {
     namespaceId,
     name: "local",
@@ -352,6 +355,28 @@ describe("AGENT", () => {
     }
     expect((await workflowRow(id)).status).toBe("COMPLETED");
     expect(weatherCalls().map((s) => s.body)).toEqual([{ city: "Tromsø" }]);
+  });
+
+  it("sends a secret in a tool's headers, and only there: the stored input, the output and the model never see it", async () => {
+    answers.push(asksFor(toolCall("c1", "get_weather", { city: "${workflow.secrets.TOOL_TOKEN}" })), says("Done."));
+    const [weather, lookup] = tools();
+    const secretWeather = { ...weather, httpRequest: { ...weather!.httpRequest, headers: { Authorization: "Bearer ${workflow.secrets.TOOL_TOKEN}" } } };
+    const id = await start(workflow([agentNode({ tools: [secretWeather, lookup] })]), { user: "u1" });
+    const side = await sidecar();
+    try {
+      await side.settle();
+    } finally {
+      await side.close();
+    }
+    expect((await workflowRow(id)).status).toBe("COMPLETED");
+    const [call] = weatherCalls();
+    expect(call!.headers.authorization).toBe(`Bearer ${TOOL_TOKEN}`);
+    // The model's arguments are data: a reference in them is sent as written, never resolved.
+    expect(call!.body).toEqual({ city: "${workflow.secrets.TOOL_TOKEN}" });
+    const all = await rows(id);
+    expect((all.find((r) => r.refName === "helper#tool0")!.input as { http_request: { headers: unknown } }).http_request.headers).toEqual({ Authorization: "Bearer ***" });
+    expect(JSON.stringify(all.map((r) => [r.input, r.output]))).not.toContain(TOOL_TOKEN);
+    expect(JSON.stringify(chatCalls().map((c) => c.body))).not.toContain(TOOL_TOKEN);
   });
 
   it("resumes after a crash mid-agent from the last finished step, repeating none", async () => {

@@ -1,5 +1,5 @@
 import type { Db } from "@/db/pool";
-import { blueprintNode, dispatchReferenceText, dispatchSites, dispatchTemplate, resolveTemplate, SECRET_MASK } from "../../engine";
+import { AGENT_TOOL_INPUT_KEY, agentToolDispatchSites, blueprintNode, dispatchReferenceText, dispatchSites, dispatchTemplate, parseAgentChildRef, resolveTemplate, SECRET_MASK } from "../../engine";
 import type { Blueprint, DispatchReference, DispatchSite, ExpressionContext } from "../../engine";
 import type { BlobStore } from "../lib/blob-store";
 import { LruCache } from "../lib/lru-cache";
@@ -67,7 +67,7 @@ export function mayHoldDispatchReferences(input: unknown): boolean {
 // Blueprints are immutable per (namespace, name, version), so their sites never go stale.
 const sitesByNode = new LruCache<string, Map<string, DispatchSite[]>>(256);
 
-async function sitesOf(db: Db, run: { namespaceId: string; defName: string; defVersion: number }, refName: string): Promise<DispatchSite[]> {
+async function sitesOf(db: Db, run: { namespaceId: string; defName: string; defVersion: number }, refName: string, input: Record<string, unknown>): Promise<DispatchSite[]> {
   const key = `${run.namespaceId}\u0000${run.defName}\u0000${run.defVersion}`;
   let byRef = sitesByNode.get(key);
   if (byRef === undefined) {
@@ -86,10 +86,20 @@ async function sitesOf(db: Db, run: { namespaceId: string; defName: string; defV
         const template = node === undefined ? undefined : dispatchTemplate(node);
         const sites = template === undefined ? [] : dispatchSites(template);
         if (sites.length > 0) byRef.set(ref, sites);
+        // An agent's tool calls read secrets in their tool's headers only, found by the tool's name (keys "<agent>#tool:<name>").
+        if (node?.type === "AGENT") {
+          const tools = (node.config.agent as { tools?: { name?: unknown }[] } | undefined)?.tools ?? [];
+          for (const tool of tools) {
+            const toolSites = agentToolDispatchSites(node, tool.name);
+            if (toolSites.length > 0) byRef.set(`${ref}#tool:${String(tool.name)}`, toolSites);
+          }
+        }
       }
     }
     sitesByNode.set(key, byRef);
   }
+  const agentChild = parseAgentChildRef(refName);
+  if (agentChild !== undefined) return agentChild.role === "tool" ? (byRef.get(`${agentChild.agentRef}#tool:${String(input[AGENT_TOOL_INPUT_KEY])}`) ?? []) : [];
   return byRef.get(refName) ?? [];
 }
 
@@ -124,7 +134,7 @@ export async function dispatchInput(deps: DispatchDeps, task: DispatchTask, poli
     .where("namespaceId", "=", task.namespaceId)
     .executeTakeFirst();
   if (run === undefined) return { input: task.input, secretValues: [] };
-  const sites = await sitesOf(deps.db, run, task.refName);
+  const sites = await sitesOf(deps.db, run, task.refName, task.input);
   if (sites.length === 0) return { input: task.input, secretValues: [] };
 
   const wanted = new Map<string, DispatchReference>();
