@@ -38,6 +38,27 @@ describe("a step's input for a test", () => {
     expect(over.ok && over.input.name).toBe("bob");
   });
 
+  it("puts a chat completion's llm fields, resolved, into the task input as the decider does", () => {
+    const chat: WorkflowDefinition = {
+      ...definition,
+      nodes: [
+        ...definition.nodes,
+        {
+          ref: "ask",
+          type: "LLM_CHAT_COMPLETE",
+          position: { x: 0, y: 300 },
+          input: { traceId: "${workflow.input.id}" },
+          llm: { llmProvider: "local", model: "m", messages: [{ role: "user", message: "Hi ${fetch.output.response.body.name}, key ${workflow.secrets.K}" }] },
+        },
+      ],
+    };
+    expect(stepTaskInput(chat, "ask", { input: { id: 7 } })).toEqual({
+      ok: true,
+      taskType: "LLM_CHAT_COMPLETE",
+      input: { traceId: 7, llmProvider: "local", model: "m", messages: [{ role: "user", message: "Hi ada, key ***" }] },
+    });
+  });
+
   it("refuses a node it cannot run alone, naming why", () => {
     expect(stepTaskInput(definition, "wait")).toMatchObject({ ok: false, reason: expect.stringContaining("WAIT") as unknown });
     expect(stepTaskInput(definition, "nope")).toMatchObject({ ok: false });

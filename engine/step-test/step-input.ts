@@ -11,7 +11,7 @@ import type { ExpressionContext, TaskView } from "../expressions";
  */
 
 /** The node types a step test can run, and what runs them. */
-export const TESTABLE_STEP_TYPES = ["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "SIMPLE"] as const;
+export const TESTABLE_STEP_TYPES = ["HTTP", "INLINE", "JSON_JQ_TRANSFORM", "SIMPLE", "LLM_CHAT_COMPLETE", "LLM_TEXT_COMPLETE"] as const;
 
 /** A node type a step test can run. */
 export type TestableStepType = (typeof TESTABLE_STEP_TYPES)[number];
@@ -43,7 +43,7 @@ function isTestable(node: WorkflowNode): node is Extract<WorkflowNode, { type: T
 export function stepTaskInput(definition: WorkflowDefinition, ref: string, sample: StepSample = {}): StepTaskInput {
   const node = definition.nodes.find((n) => n.ref === ref);
   if (node === undefined) return { ok: false, reason: `No node ${JSON.stringify(ref)}` };
-  if (!isTestable(node)) return { ok: false, reason: `A ${node.type} node cannot be tested on its own: test HTTP, INLINE, JSON_JQ_TRANSFORM and worker tasks` };
+  if (!isTestable(node)) return { ok: false, reason: `A ${node.type} node cannot be tested on its own: test HTTP, INLINE, JSON_JQ_TRANSFORM, chat and text completions and worker tasks` };
   const outputs: Record<string, Record<string, unknown>> = { ...definition.pins, ...sample.outputs };
   const byRef = new Map(definition.nodes.map((n) => [n.ref, n]));
   const context: ExpressionContext = {
@@ -83,6 +83,16 @@ export function stepTaskInput(definition: WorkflowDefinition, ref: string, sampl
     case "JSON_JQ_TRANSFORM":
       input.queryExpression = node.queryExpression;
       break;
+    case "LLM_CHAT_COMPLETE":
+    case "LLM_TEXT_COMPLETE": {
+      // As the decider does: the node's llm fields go into the task input beside the rest.
+      const llm = resolveTemplate(node.llm, context);
+      // defineProperty, not assignment: a "__proto__" key stays a key (decide.ts `put`).
+      if (typeof llm === "object" && llm !== null && !Array.isArray(llm)) {
+        for (const [key, value] of Object.entries(llm)) Object.defineProperty(input, key, { value, enumerable: true, writable: true, configurable: true });
+      }
+      break;
+    }
     case "SIMPLE":
       break;
   }

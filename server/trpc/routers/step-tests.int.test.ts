@@ -4,8 +4,10 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/db/testing/test-database";
 import type { WorkflowDefinition } from "@/engine";
+import { saveAiProvider } from "../../ai/ai-providers";
 import type { Principal } from "../../auth/principal";
-import { callerAs, insertTestUser, userPrincipal } from "../testing";
+import { putSecret, sealingKeysOf } from "../../secrets/secrets";
+import { callerAs, insertTestUser, testConfig, userPrincipal } from "../testing";
 
 const database = useTestDatabase();
 let owner: Principal;
@@ -122,6 +124,127 @@ const routed = (): WorkflowDefinition => ({
   ],
   outputParameters: { offer: "${gold_offer.output.result}", score: "${score.output.result}" },
   pins: { lookup: { name: "Ada", orders: 5 } },
+});
+
+describe("stepTests.run on a chat completion", () => {
+  const KEY = "sk-step-test-9c41d0";
+  const seen: { authorization: string | undefined; body: Record<string, unknown> }[] = [];
+  const answers: { status: number; body: unknown }[] = [];
+  let model: ReturnType<typeof createServer>;
+  let modelUrl = "";
+
+  /** An OpenAI-compatible server on loopback: records each request, answers the next scripted answer or a default. */
+  beforeAll(async () => {
+    model = createServer((req, res) => {
+      let text = "";
+      req.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      req.on("end", () => {
+        seen.push({ authorization: req.headers.authorization, body: JSON.parse(text) as Record<string, unknown> });
+        const answer = answers.shift() ?? {
+          status: 200,
+          body: { choices: [{ message: { role: "assistant", content: "Hello, Ada!" }, finish_reason: "stop" }], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } },
+        };
+        res.writeHead(answer.status, { "content-type": "application/json" });
+        res.end(JSON.stringify(answer.body));
+      });
+    });
+    await new Promise<void>((resolve) => model.listen(0, "127.0.0.1", resolve));
+    modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
+    const { id: namespaceId } = await database.db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow();
+    const actor = { type: "system" as const, id: "test" };
+    // Sealed under the instance secret the caller's web config has, as Settings → Secrets would.
+    await putSecret(database.db, sealingKeysOf(testConfig(database.url)), { namespaceId, name: "LOCAL_KEY", value: KEY, actor, updatedBy: "test" });
+    const saved = await saveAiProvider(database.db, {
+      namespaceId,
+      name: "local",
+      config: { kind: "openai", baseUrl: modelUrl, apiKeySecret: "LOCAL_KEY", models: ["gpt-test"], allowPrivateNetwork: true },
+      actor,
+      updatedBy: "test",
+    });
+    if (!saved.ok) throw new Error(JSON.stringify(saved.problems));
+  });
+  afterAll(async () => {
+    model.closeAllConnections();
+    await new Promise((resolve) => model.close(resolve));
+  });
+
+  const chat = (llm: Record<string, unknown>): WorkflowDefinition => ({
+    schemaVersion: 1,
+    name: "chat-step",
+    nodes: [
+      { ref: "lookup", type: "SIMPLE", name: "lookup_user", position: { x: 0, y: 0 } },
+      {
+        ref: "greet",
+        type: "LLM_CHAT_COMPLETE",
+        position: { x: 0, y: 100 },
+        llm: {
+          llmProvider: "local",
+          model: "gpt-test",
+          instructions: "Be brief.",
+          messages: [
+            { role: "system", message: "You greet ${lookup.output.title}s." },
+            { role: "user", message: "Greet ${workflow.input.name}." },
+          ],
+          temperature: 0.1,
+          ...llm,
+        },
+      },
+    ],
+    edges: [{ source: "lookup", target: "greet" }],
+    pins: { lookup: { title: "doctor" } },
+  });
+
+  it("calls the provider with messages resolved from the sample and pins, and shows the answer, usage and latency without the key", async () => {
+    seen.length = 0;
+    const before = await runRows();
+    const result = await caller().stepTests.run({ namespace: "default", definition: chat({}), ref: "greet", sample: { input: { name: "Ada" } } });
+    expect(result).toMatchObject({
+      ok: true,
+      taskType: "LLM_CHAT_COMPLETE",
+      status: "COMPLETED",
+      input: { llmProvider: "local", model: "gpt-test", messages: [{ role: "system", message: "You greet doctors." }, { role: "user", message: "Greet Ada." }] },
+      output: { result: "Hello, Ada!", finishReason: "stop", llmProvider: "local", model: "gpt-test", tokenUsage: { promptTokens: 12, completionTokens: 3, totalTokens: 15 } },
+      reason: null,
+    });
+    expect(typeof result.output.latencyMs).toBe("number");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.authorization).toBe(`Bearer ${KEY}`);
+    expect(seen[0]!.body).toMatchObject({
+      model: "gpt-test",
+      temperature: 0.1,
+      messages: [
+        { role: "system", content: "Be brief.\n\nYou greet doctors." },
+        { role: "user", content: "Greet Ada." },
+      ],
+    });
+    expect(JSON.stringify(result)).not.toContain(KEY);
+    expect(await runRows()).toEqual(before);
+  });
+
+  it("gives a provider's 4xx as the step's reason, with the key redacted even when the provider echoes it", async () => {
+    answers.push({ status: 400, body: { error: { message: `context too long for key ${KEY}` } } });
+    const result = await caller().stepTests.run({ namespace: "default", definition: chat({}), ref: "greet", sample: { input: { name: "Ada" } } });
+    expect(result).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(result.reason).toMatch(/400/);
+    expect(result.reason).toContain("context too long for key");
+    expect(JSON.stringify(result)).not.toContain(KEY);
+  });
+
+  it("fails a 429 at once, saying a run would retry, instead of waiting", async () => {
+    answers.push({ status: 429, body: { error: { message: "slow down" } } });
+    const result = await caller().stepTests.run({ namespace: "default", definition: chat({}), ref: "greet", sample: { input: { name: "Ada" } } });
+    expect(result).toMatchObject({ status: "FAILED", reason: expect.stringMatching(/slow down.*a run would retry/) as unknown });
+    expect(result.output).not.toHaveProperty("waiting");
+  });
+
+  it("names a missing provider and a model the provider does not allow", async () => {
+    seen.length = 0;
+    const missing = await caller().stepTests.run({ namespace: "default", definition: chat({ llmProvider: "nope" }), ref: "greet", sample: {} });
+    expect(missing).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reason: expect.stringContaining('no AI provider "nope"') as unknown });
+    const notAllowed = await caller().stepTests.run({ namespace: "default", definition: chat({ model: "gpt-big" }), ref: "greet", sample: {} });
+    expect(notAllowed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reason: expect.stringContaining('does not allow the model "gpt-big"') as unknown });
+    expect(seen).toHaveLength(0);
+  });
 });
 
 describe("stepTests.runWorkflow", () => {

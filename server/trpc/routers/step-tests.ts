@@ -8,6 +8,7 @@ import { PayloadResolutionError, resolvePayload } from "../../lib/payload-offloa
 import { latestCompletedTaskOutput } from "../../store/latest-task-output";
 import { createJqTransform } from "../../sandbox/jq-transform";
 import type { JqTransform } from "../../sandbox/jq-transform";
+import { sealingKeysOf, secretLookup } from "../../secrets/secrets";
 import { createQuickJsScriptEvaluator } from "../../sandbox/quickjs-script-evaluator";
 import type { QuickJsScriptEvaluator } from "../../sandbox/quickjs-script-evaluator";
 import { namespaceProcedure, router } from "../init";
@@ -31,7 +32,8 @@ function webSandbox() {
  * whole draft in the testkit with its pins standing in for the nodes they pin
  * (server/definitions/test-workflow.ts), and `lastRunOutput` fetches a node's
  * output from a past run, to pin. The tests are for editors only — a test can
- * make an HTTP call, which saving and running the workflow could do as well.
+ * make an HTTP call or spend a provider's tokens, which saving and running the
+ * workflow could do as well.
  */
 export const stepTestsRouter = router({
   run: namespaceProcedure("edit")
@@ -54,7 +56,12 @@ export const stepTestsRouter = router({
         }
       }
       const result = await testStep(
-        { sandbox: webSandbox, http: { allowPrivateNetworks: ctx.config.httpAllowPrivateNetworks } },
+        {
+          sandbox: webSandbox,
+          http: { allowPrivateNetworks: ctx.config.httpAllowPrivateNetworks },
+          // A completion reads its provider's key, as the sidecar would; nothing else of the namespace's secrets.
+          llm: { db: ctx.db, namespaceId: ctx.namespaceId, secrets: secretLookup(ctx.db, sealingKeysOf(ctx.config)) },
+        },
         { definition: input.definition as WorkflowDefinition, ref: input.ref, sample: input.sample, ...(input.mockOutput === undefined ? {} : { mockOutput: input.mockOutput }) },
       );
       if (!result.ok) throw new TRPCError({ code: "BAD_REQUEST", message: result.reason });
