@@ -24,6 +24,8 @@ export interface NodeRunState {
   instances?: { total: number; ended: number };
   /** For a loop: the iterations run so far. */
   iterations?: number;
+  /** For an agent: the turn it is on (or ended in). */
+  turns?: number;
   /** In the editor's test run: the node's pin answered for it (it was not executed). */
   pinned?: boolean;
 }

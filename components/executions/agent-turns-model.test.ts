@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { WorkflowDefinition } from "@/engine";
 import { agentTurns } from "./agent-turns-model";
+import { overlayModel } from "./run-model";
 import type { RunTask } from "./run-model";
 
 const task = (ref: string, iteration: number, attempt = 0, status: RunTask["status"] = "COMPLETED"): RunTask => ({
@@ -40,5 +42,14 @@ describe("agentTurns", () => {
       [1, "a#llm@1#0", ["a#tool0@1#1", "a#tool1@1#0"], ["a#approve1@1#0"]],
       [2, "a#llm@2#1", [], []],
     ]);
+  });
+});
+
+describe("an agent on the run's diagram", () => {
+  it("shows the turn it is on, and its steps are no nodes of their own", () => {
+    const definition = { schemaVersion: 1, name: "w", nodes: [{ ref: "a", type: "AGENT", position: { x: 0, y: 0 } }], edges: [] } as unknown as WorkflowDefinition;
+    const model = overlayModel(definition, [task("a", 0, 0, "IN_PROGRESS"), task("a#llm", 1), task("a#tool0", 1), task("a#llm", 2, 0, "IN_PROGRESS")], new Map());
+    expect(model.nodes.get("a")).toMatchObject({ status: "IN_PROGRESS", turns: 2 });
+    expect([...model.nodes.keys()]).toEqual(["a"]);
   });
 });

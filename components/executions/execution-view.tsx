@@ -44,6 +44,7 @@ function keepEqual(prev: ReadonlyMap<string, NodeRunState>, next: Map<string, No
       old.startedAt === state.startedAt &&
       old.endedAt === state.endedAt &&
       old.iterations === state.iterations &&
+      old.turns === state.turns &&
       old.instances?.total === state.instances?.total &&
       old.instances?.ended === state.instances?.ended
     ) {

@@ -1,4 +1,4 @@
-import { TASK_STATUSES, isTerminalTaskStatus } from "@/engine";
+import { TASK_STATUSES, isTerminalTaskStatus, parseAgentChildRef } from "@/engine";
 import type { TaskStatus, WorkflowDefinition, WorkflowStatus } from "@/engine";
 import { edgeKey } from "../editor/graph-edits";
 import type { NodeRunState } from "../editor/run-overlay";
@@ -137,7 +137,14 @@ export function overlayModel(definition: WorkflowDefinition, tasks: Iterable<Run
   const byRef = new Map<string, RunTask[]>();
   const instances = new Map<string, { total: number; ended: number }>();
   const iterations = new Map<string, number>();
+  const turns = new Map<string, number>();
   for (const t of tasks) {
+    // An agent's steps (agent-turns-model.ts) are no nodes of the diagram: they count its turns.
+    const agentChild = parseAgentChildRef(t.ref);
+    if (agentChild !== undefined) {
+      turns.set(agentChild.agentRef, Math.max(turns.get(agentChild.agentRef) ?? 0, t.iteration));
+      continue;
+    }
     if (t.parentRef !== null && t.forkIndex !== null) {
       const counted = instances.get(t.parentRef) ?? { total: 0, ended: 0 };
       counted.total++;
@@ -165,6 +172,8 @@ export function overlayModel(definition: WorkflowDefinition, tasks: Iterable<Run
     if (fork) state.instances = fork;
     const iterationCount = iterations.get(ref);
     if (iterationCount !== undefined) state.iterations = iterationCount;
+    const turn = turns.get(ref);
+    if (turn !== undefined) state.turns = turn;
     nodes.set(ref, state);
     latestTask.set(ref, latest);
   }

@@ -169,6 +169,7 @@ function RunPill({ run }: { run: NodeRunState | null | undefined }) {
       {RUN_WORD[run.status]}
       {run.attempts > 1 ? <span title={`${run.attempts} attempts`}>· ×{run.attempts}</span> : null}
       {run.instances ? <span>· {run.instances.ended}/{run.instances.total}</span> : null}
+      {run.turns ? <span title={`Turn ${run.turns}`}>· turn {run.turns}</span> : null}
       {run.pinned ? <span>· pinned</span> : null}
       {duration ? <span className="font-normal opacity-90">· {duration}</span> : null}
     </span>
