@@ -196,6 +196,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       "max_connections=200",
       "-c",
       "io_method=worker",
+      // The full-page images written after each checkpoint, compressed (durability unchanged). pglz: the
+      // packaged build has no lz4 or zstd.
+      "-c",
+      "wal_compression=pglz",
       // No socket at all rather than the build's default directory (/tmp), when ours does not fit.
       "-c",
       `unix_socket_directories=${socketDir ?? ""}`,
