@@ -15,7 +15,8 @@ import { FieldInput, NO_PROBLEMS } from "./fields";
 import { FormFields } from "./form-fields";
 import { HUMAN_CUSTOM_FIELDS, HumanSections } from "./human-inspector";
 import type { FieldSpec } from "./form-model";
-import { assignProblems, fieldIds, nodeFormModel, nodeRelativePath, problemsUnder, setIn } from "./form-model";
+import { assignProblems, fieldIds, getIn, nodeFormModel, nodeRelativePath, problemsUnder, setIn } from "./form-model";
+import { LlmMessagesField, LlmPromptField, messageList } from "./llm-messages-field";
 
 export interface NodeInspectorProps {
   /** The whole current definition (for autocomplete and context). */
@@ -32,6 +33,8 @@ export interface NodeInspectorProps {
 }
 
 const ANY_EXPRESSION = "__expression";
+/** Completion texts that read better over several lines than in one. */
+const LLM_PROSE: ReadonlySet<string> = new Set(["LLM_CHAT_COMPLETE:llm.instructions", "LLM_TEXT_COMPLETE:llm.prompt"]);
 
 /** Section headings, in the palette's style. */
 export function SectionHeading({ children }: { children: string }) {
@@ -98,9 +101,20 @@ export function NodeInspector({ definition, node, problems, readOnly, onChange, 
   );
 
   const render = useCallback(
-    (spec: FieldSpec) =>
-      spec.id === "ref" ? <RefField key={node.ref} current={node.ref} problems={assigned.byField.get("ref") ?? NO_PROBLEMS} readOnly={readOnly} spec={spec} onRename={onRenameRef} /> : undefined,
-    [node.ref, assigned, readOnly, onRenameRef],
+    (spec: FieldSpec) => {
+      if (spec.id === "ref") return <RefField key={node.ref} current={node.ref} problems={assigned.byField.get("ref") ?? NO_PROBLEMS} readOnly={readOnly} spec={spec} onRename={onRenameRef} />;
+      const problemsOf = () => assigned.byField.get(spec.id) ?? NO_PROBLEMS;
+      if (node.type === "LLM_CHAT_COMPLETE" && spec.id === "llm.messages") {
+        // One expression producing the list stays a JSON field.
+        const messages = messageList(getIn(node, spec.path));
+        if (messages !== null) return <LlmMessagesField completions={completions.get(spec.id)} messages={messages} problems={problemsOf()} readOnly={readOnly} spec={spec} onValue={onValue} />;
+      }
+      if (LLM_PROSE.has(`${node.type}:${spec.id}`)) {
+        return <LlmPromptField completions={completions.get(spec.id)} problems={problemsOf()} readOnly={readOnly} spec={spec} value={getIn(node, spec.path)} onValue={onValue} />;
+      }
+      return undefined;
+    },
+    [node, assigned, readOnly, onRenameRef, completions, onValue],
   );
 
   const shared = { target: node, assigned, readOnly, onValue, completions, scriptLanguage, render };

@@ -46,6 +46,7 @@ export function StepTestPanel({ node }: { node: WorkflowNode }) {
   const mock = useJsonObject({});
   const testable = TESTABLE.has(node.type);
   const isWorker = node.type === "SIMPLE";
+  const isLlm = node.type === "LLM_CHAT_COMPLETE" || node.type === "LLM_TEXT_COMPLETE";
   const run = useMutation(trpc.stepTests.run.mutationOptions());
   // A pin set from a result replaces the pin editor's text: a new key remounts it.
   const [pinGeneration, setPinGeneration] = useState(0);
@@ -70,7 +71,8 @@ export function StepTestPanel({ node }: { node: WorkflowNode }) {
           <SectionHeading>Test step</SectionHeading>
           <p className="text-xs text-muted">
             Runs this node alone, in the same sandbox and guards as a run, on a sample workflow input; upstream nodes&apos; outputs come from their pins.
-            {isWorker ? " A worker task is not sent to a worker: it answers with the mocked output." : ""} Secrets read as ***.
+            {isWorker ? " A worker task is not sent to a worker: it answers with the mocked output." : ""}
+            {isLlm ? " A completion calls the provider for real, with its key, and spends its tokens; the key is never shown." : ""} Secrets read as ***.
           </p>
           <CodeEditor ariaLabel="Sample workflow input" language="json" maxHeight="12rem" minHeight="3rem" value={sample.text} diagnostics={sample.diagnostics} onChange={sample.setText} />
           {isWorker ? (
@@ -92,11 +94,17 @@ export function StepTestPanel({ node }: { node: WorkflowNode }) {
                   {result.status === "COMPLETED" ? "completed" : "failed"}
                 </Chip>
                 {result.mocked ? <span className="text-xs text-muted">mocked output</span> : null}
+                <CallMetrics output={result.output} />
               </div>
               {result.reason ? (
                 <p className="text-xs text-danger" data-testid="step-error">
                   {result.reason}
                 </p>
+              ) : null}
+              {isLlm && typeof result.output.result === "string" ? (
+                <pre aria-label="Model answer" className="max-h-64 overflow-auto rounded bg-default/40 p-2 text-xs whitespace-pre-wrap">
+                  {result.output.result}
+                </pre>
               ) : null}
               <CodeEditor ariaLabel="Step output" language="json" maxHeight="16rem" readOnly value={formatJson(result.output)} />
               <details className="text-xs text-muted">
@@ -123,6 +131,21 @@ export function StepTestPanel({ node }: { node: WorkflowNode }) {
       <PinnedOutput key={`${pin === undefined ? "none" : "pinned"}:${pinGeneration}`} nodeRef={node.ref} pin={pin} readOnly={readOnly} />
       {readOnly || !namespace ? null : <PinFromLastRun namespace={namespace} nodeRef={node.ref} onPinned={() => setPinGeneration((g) => g + 1)} />}
     </div>
+  );
+}
+
+/** A completion's token usage and latency, from its output, beside the status. */
+function CallMetrics({ output }: { output: JsonObject }) {
+  const usage = output.tokenUsage as { promptTokens?: unknown; completionTokens?: unknown; totalTokens?: unknown } | undefined;
+  const latency = output.latencyMs;
+  if (typeof usage !== "object" && typeof latency !== "number") return null;
+  const n = (v: unknown) => (typeof v === "number" ? v.toLocaleString() : "?");
+  return (
+    <span className="text-xs text-muted tabular-nums" data-testid="step-metrics">
+      {typeof usage === "object" && usage !== null ? `${n(usage.totalTokens)} tokens (${n(usage.promptTokens)} in, ${n(usage.completionTokens)} out)` : null}
+      {typeof usage === "object" && usage !== null && typeof latency === "number" ? " · " : null}
+      {typeof latency === "number" ? `${latency.toLocaleString()} ms` : null}
+    </span>
   );
 }
 
