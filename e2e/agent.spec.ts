@@ -134,6 +134,7 @@ test("build an agent with a tool in the editor, run it, and see its turns on the
   expect(report.ok).toBe(true);
 
   await expect(page.getByTestId("run-status-chip")).toContainText("Completed", { timeout: 15_000 });
+  await expect(node(page, "agent").getByTestId("run-status")).toContainText("turn 2");
   await node(page, "agent").click();
   const turns = page.getByTestId("task-panel").getByRole("list", { name: "Agent turns" });
   await expect(turns.getByRole("listitem").filter({ hasText: /^Turn/ })).toHaveCount(2);
