@@ -1,7 +1,10 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
 import type { Locator, Page } from "@playwright/test";
 import type { Db } from "../db/pool";
 import type { WorkflowDefinition } from "../engine";
+import { saveAiProvider } from "../server/ai/ai-providers";
 import { openE2eDb, uniqueSuffix } from "./identity";
 
 /**
@@ -11,10 +14,27 @@ import { openE2eDb, uniqueSuffix } from "./identity";
  */
 
 let db: Db;
-test.beforeAll(() => {
+/** An OpenAI-compatible model on loopback, for the completion's step test: it answers every chat and records it. */
+let model: http.Server;
+let modelUrl: string;
+const modelRequests: Record<string, unknown>[] = [];
+test.beforeAll(async () => {
   db = openE2eDb();
+  model = http.createServer((req, res) => {
+    let text = "";
+    req.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    req.on("end", () => {
+      modelRequests.push(JSON.parse(text || "{}") as Record<string, unknown>);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: "Hello, Ada." }, finish_reason: "stop" }], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } }));
+    });
+  });
+  await new Promise<void>((resolve) => model.listen(0, "127.0.0.1", resolve));
+  modelUrl = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
 });
 test.afterAll(async () => {
+  model.closeAllConnections();
+  await new Promise((resolve) => model.close(resolve));
   await db.destroy();
 });
 
@@ -178,6 +198,60 @@ test("a jq step is tested in the web process's jq sandbox, reading an upstream o
   const output = result.getByRole("textbox", { name: "Step output" });
   await expect(output).toContainText('"customer": "Bo"');
   await expect(output).not.toContainText("Ada");
+});
+
+test("a chat completion's messages are edited as a list with completion, and the step is tested against the provider", async ({ page }) => {
+  const provider = `e2e-chat-${uniqueSuffix()}`;
+  const ns = await db.selectFrom("Namespaces").select("id").where("name", "=", "default").executeTakeFirstOrThrow();
+  const saved = await saveAiProvider(db, {
+    namespaceId: ns.id,
+    name: provider,
+    config: { kind: "openai", baseUrl: modelUrl, models: ["gpt-e2e"], allowPrivateNetwork: true },
+    actor: { type: "system", id: "e2e" },
+    updatedBy: "e2e",
+  });
+  expect(saved.ok).toBe(true);
+
+  await page.goto("/workflows/new");
+  await expect(page.getByTestId("workflow-editor")).toBeVisible();
+  await page.getByRole("button", { name: "Add Chat completion" }).dragTo(page.locator(".react-flow__pane"), { targetPosition: { x: 300, y: 150 } });
+  await node(page, "llm_chat_complete").click();
+  const form = inspector(page);
+  await form.getByRole("button", { name: /Configured provider/ }).click();
+  await page.getByRole("option", { name: provider }).click();
+  await expect(form.getByRole("button", { name: /Configured model/ })).toContainText("gpt-e2e");
+
+  // The new node's one message, rewritten; the completion popup offers the workflow's input.
+  const messages = form.getByRole("group", { name: "Messages" });
+  const first = messages.getByRole("textbox", { name: "Message 1 text" });
+  await typeInto(page, first, "Greet ");
+  await page.keyboard.type("${workflow.in");
+  await expect(page.locator(".cm-tooltip-autocomplete")).toContainText("${workflow.input}");
+  await typeInto(page, first, "Greet ${workflow.input.name}.");
+  // A second message, made the system prompt and moved first.
+  await messages.getByRole("button", { name: "Add message" }).click();
+  await typeInto(page, messages.getByRole("textbox", { name: "Message 2 text" }), "Be brief.");
+  await messages.getByRole("button", { name: /Message 2 role/ }).click();
+  await page.getByRole("option", { name: "system" }).click();
+  await messages.getByRole("button", { name: "Move message 2 up" }).click();
+  await expect(messages.getByRole("textbox", { name: "Message 1 text" })).toContainText("Be brief.");
+
+  const panel = page.getByTestId("step-test-panel");
+  await typeInto(page, panel.getByRole("textbox", { name: "Sample workflow input" }), '{"name": "Ada"}');
+  modelRequests.length = 0;
+  await panel.getByRole("button", { name: "Test step" }).click();
+  const result = panel.getByTestId("step-result");
+  await expect(result).toContainText("completed");
+  await expect(result.getByLabel("Model answer")).toHaveText("Hello, Ada.");
+  await expect(result.getByTestId("step-metrics")).toContainText("15 tokens (12 in, 3 out)");
+  expect(modelRequests).toHaveLength(1);
+  expect(modelRequests[0]).toMatchObject({
+    model: "gpt-e2e",
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Greet Ada." },
+    ],
+  });
 });
 
 test("Test workflow runs the draft with a pin standing in for a human, shows each node's status and the output, and stores nothing", async ({ page }) => {
