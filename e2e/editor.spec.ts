@@ -318,9 +318,9 @@ test("Run starts the saved version with the given input and opens the run", asyn
   const name = `e2e-run-${uniqueSuffix()}`;
   await newWorkflow(page, name);
   await dragFromPalette(page, "No-op", { x: 300, y: 150 });
-  await expect(page.getByRole("button", { name: "Run" })).toBeDisabled();
+  await expect(page.getByRole("button", { name: "Run", exact: true })).toBeDisabled();
   await save(page);
-  await page.getByRole("button", { name: "Run" }).click();
+  await page.getByRole("button", { name: "Run", exact: true }).click();
   const dialog = page.getByRole("dialog", { name: "Run workflow" });
   await dialog.getByRole("textbox", { name: "Input JSON" }).click();
   await page.keyboard.press("Control+a");
