@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../db/testing/test-database";
 import { InvalidCursorError, listWorkflowExecutions } from "./workflow-executions";
@@ -57,6 +58,35 @@ describe("listWorkflowExecutions", () => {
     expect(await ids({ defName: "orders", correlationId: "c1", startedFrom: tenMinutesAgo })).toEqual([recent.id]);
     expect(await ids({ defName: "orders", startedBefore: tenMinutesAgo })).toEqual([old.id]);
     expect(await ids({ correlationId: "c1" })).toHaveLength(3);
+  });
+
+  it("finds outputs by containment through the index that leaves {} out, and {} still finds every run", async () => {
+    const namespaceId = randomUUID();
+    const insert = (output: Record<string, unknown>) => insertWorkflowExecution(t.db, { namespaceId, defName: "outputs", defVersion: 1, output, status: "COMPLETED" });
+    const empty = await insert({});
+    const one = await insert({ a: 1 });
+    const two = await insert({ a: 2, b: [3] });
+    const ids = async (anyOf: unknown[]) =>
+      (await listWorkflowExecutions(t.db, { namespaceId, limit: 100, contains: [{ column: "output", anyOf }] })).items.map((r) => r.id).sort();
+    expect(await ids([{ a: 1 }])).toEqual([one.id]);
+    expect(await ids([{ a: 1 }, { b: [3] }])).toEqual([one.id, two.id].sort());
+    expect(await ids([{ a: 3 }])).toEqual([]);
+    expect(await ids([{}])).toEqual([empty.id, one.id, two.id].sort());
+    expect(await ids([{ a: 2 }, {}])).toEqual([empty.id, one.id, two.id].sort());
+
+    // The partial index serves a containment search only when the query carries its predicate.
+    const plan = async (where: string) =>
+      t.db.connection().execute(async (conn) => {
+        await sql`SET enable_seqscan = off`.execute(conn);
+        try {
+          const { rows } = await sql<{ "QUERY PLAN": string }>`EXPLAIN SELECT "id" FROM "WorkflowExecutions" WHERE ${sql.raw(where)}`.execute(conn);
+          return rows.map((r) => r["QUERY PLAN"]).join("\n");
+        } finally {
+          await sql`RESET enable_seqscan`.execute(conn);
+        }
+      });
+    expect(await plan(`"output" @> '{"a":1}'::jsonb AND "output" <> '{}'::jsonb`)).toMatch(/output_idx/);
+    expect(await plan(`"output" @> '{"a":1}'::jsonb`)).not.toMatch(/output_idx/);
   });
 
   it("refuses a cursor it did not issue", async () => {
