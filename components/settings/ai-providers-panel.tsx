@@ -8,7 +8,6 @@ import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useFormErrors } from "../form-errors";
 import { LayersIcon, PlusIcon } from "../icons";
-import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
 import { DataTable } from "../ui/data-table";
@@ -16,8 +15,9 @@ import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
 import { LoadError, SectionCard } from "./section-card";
-import { FormActions, EditDeleteButtons } from "../ui/form-actions";
+import { FormActions } from "../ui/form-actions";
 import { NamespaceSection } from "./namespace-section";
+import { changedColumn, editDeleteColumn } from "./columns";
 
 type Provider = inferRouterOutputs<AppRouter>["aiProviders"]["list"][number];
 type Kind = Provider["kind"];
@@ -53,19 +53,8 @@ function AiProvidersPanel({ namespace, canWrite }: { namespace: string; canWrite
     { id: "models", header: "Models", cell: (p) => <span className="font-mono text-sm">{p.models.join(", ")}</span> },
     { id: "baseUrl", header: "Base URL", hiddenBelow: "md", cell: (p) => <code className="block max-w-xs truncate font-mono text-sm">{p.baseUrl}</code> },
     { id: "key", header: "Key", hiddenBelow: "lg", cell: (p) => (p.apiKeySecret ? <code className="font-mono text-sm">{p.apiKeySecret}</code> : <span className="text-muted">none</span>) },
-    { id: "updated", header: "Changed", hiddenBelow: "lg", cell: (p) => <RelativeTime className="text-sm text-muted" iso={p.updatedAt} /> },
-    {
-      id: "actions",
-      header: "Actions",
-      headerHidden: true,
-      className: "w-40 text-right",
-      cell: (p) =>
-        canWrite ? (
-          <div className="flex justify-end gap-1">
-            <EditDeleteButtons name={p.name} onDelete={() => setDeleting(p)} onEdit={() => setEditing(p)} />
-          </div>
-        ) : null,
-    },
+    changedColumn<Provider>(),
+    editDeleteColumn<Provider>(canWrite, setEditing, setDeleting),
   ];
 
   return (

@@ -19,6 +19,7 @@ import { LoadError, SectionCard } from "./section-card";
 import { StatusListenersPanel } from "./status-listeners-panel";
 import { FormActions, EditDeleteButtons } from "../ui/form-actions";
 import { NamespaceSection } from "./namespace-section";
+import { changedColumn } from "./columns";
 
 type Outputs = inferRouterOutputs<AppRouter>;
 type EventHandler = Outputs["eventHandlers"]["list"][number];
@@ -77,7 +78,7 @@ function EventHandlersPanel({ namespace, canWrite }: { namespace: string; canWri
       ),
     },
     { id: "actions-kind", header: "Does", hiddenBelow: "md", cell: (h) => <span className="text-sm">{actionKinds(h.actions)}</span> },
-    { id: "updated", header: "Changed", hiddenBelow: "lg", cell: (h) => <RelativeTime className="text-sm text-muted" iso={h.updatedAt} /> },
+    changedColumn<EventHandler>(),
     {
       id: "row-actions",
       header: "Actions",

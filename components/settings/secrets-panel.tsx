@@ -7,7 +7,6 @@ import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useFormErrors } from "../form-errors";
 import { KeyIcon, PlusIcon } from "../icons";
-import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
 import { DataTable } from "../ui/data-table";
@@ -17,6 +16,7 @@ import { FormAlert } from "../ui/form-alert";
 import { LoadError, SectionCard } from "./section-card";
 import { FormActions } from "../ui/form-actions";
 import { NamespaceSection } from "./namespace-section";
+import { changedColumn } from "./columns";
 
 type Secret = inferRouterOutputs<AppRouter>["secrets"]["list"][number];
 
@@ -43,7 +43,7 @@ function SecretsPanel({ namespace, canWrite }: { namespace: string; canWrite: bo
   const columns: DataTableColumn<Secret>[] = [
     { id: "name", header: "Name", isRowHeader: true, cell: (s) => <code className="font-mono text-sm">{s.name}</code> },
     { id: "description", header: "Description", hiddenBelow: "sm", cell: (s) => s.description ?? <span className="text-muted">—</span> },
-    { id: "updated", header: "Changed", hiddenBelow: "md", cell: (s) => <RelativeTime className="text-sm text-muted" iso={s.updatedAt} /> },
+    changedColumn<Secret>("md"),
     {
       id: "actions",
       header: "Actions",

@@ -10,7 +10,6 @@ import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useFormErrors } from "../form-errors";
 import { PlusIcon, RefreshIcon } from "../icons";
 import { OptionSelect } from "../option-select";
-import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
 import { DataTable } from "../ui/data-table";
@@ -18,7 +17,8 @@ import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
 import { LoadError, SectionCard } from "./section-card";
-import { FormActions, EditDeleteButtons } from "../ui/form-actions";
+import { FormActions } from "../ui/form-actions";
+import { changedColumn, editDeleteColumn } from "./columns";
 
 type StatusListener = inferRouterOutputs<AppRouter>["statusListeners"]["list"][number];
 
@@ -61,19 +61,8 @@ export function StatusListenersPanel({ namespace, canWrite }: { namespace: strin
         </div>
       ),
     },
-    { id: "updated", header: "Changed", hiddenBelow: "lg", cell: (l) => <RelativeTime className="text-sm text-muted" iso={l.updatedAt} /> },
-    {
-      id: "actions",
-      header: "Actions",
-      headerHidden: true,
-      className: "w-40 text-right",
-      cell: (l) =>
-        canWrite ? (
-          <div className="flex justify-end gap-1">
-            <EditDeleteButtons name={l.name} onDelete={() => setDeleting(l)} onEdit={() => setEditing(l)} />
-          </div>
-        ) : null,
-    },
+    changedColumn<StatusListener>(),
+    editDeleteColumn<StatusListener>(canWrite, setEditing, setDeleting),
   ];
 
   return (

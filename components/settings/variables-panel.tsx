@@ -7,7 +7,6 @@ import { useState } from "react";
 import type { AppRouter } from "@/server/trpc/routers/_app";
 import { useFormErrors } from "../form-errors";
 import { LayersIcon, PlusIcon } from "../icons";
-import { RelativeTime } from "../relative-time";
 import { useTRPC } from "../trpc";
 import { ConfirmDialog } from "../ui/confirm-dialog";
 import { DataTable } from "../ui/data-table";
@@ -15,8 +14,9 @@ import type { DataTableColumn } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { FormAlert } from "../ui/form-alert";
 import { LoadError, SectionCard } from "./section-card";
-import { FormActions, EditDeleteButtons } from "../ui/form-actions";
+import { FormActions } from "../ui/form-actions";
 import { NamespaceSection } from "./namespace-section";
+import { changedColumn, editDeleteColumn } from "./columns";
 
 type Variable = inferRouterOutputs<AppRouter>["variables"]["list"][number];
 
@@ -52,19 +52,8 @@ function VariablesPanel({ namespace, canWrite }: { namespace: string; canWrite: 
       ),
     },
     { id: "description", header: "Description", hiddenBelow: "md", cell: (v) => v.description ?? <span className="text-muted">—</span> },
-    { id: "updated", header: "Changed", hiddenBelow: "lg", cell: (v) => <RelativeTime className="text-sm text-muted" iso={v.updatedAt} /> },
-    {
-      id: "actions",
-      header: "Actions",
-      headerHidden: true,
-      className: "w-40 text-right",
-      cell: (v) =>
-        canWrite ? (
-          <div className="flex justify-end gap-1">
-            <EditDeleteButtons name={v.name} onDelete={() => setDeleting(v)} onEdit={() => setEditing(v)} />
-          </div>
-        ) : null,
-    },
+    changedColumn<Variable>(),
+    editDeleteColumn<Variable>(canWrite, setEditing, setDeleting),
   ];
 
   return (
