@@ -40,13 +40,12 @@ export async function ensureInlineDefinition(
     const first = verdict.problems[0]!;
     return { ok: false, message: `the inline workflow definition is not valid: ${first.message}${verdict.problems.length > 1 ? ` (and ${verdict.problems.length - 1} more)` : ""}` };
   }
-  const hash = createHash("sha256")
-    .update(JSON.stringify([verdict.definition, compile(verdict.definition, options)]))
-    .digest("hex")
-    .slice(0, 16);
+  const blueprint = compile(verdict.definition, options);
+  const hash = createHash("sha256").update(JSON.stringify([verdict.definition, blueprint])).digest("hex").slice(0, 16);
   const suffix = `${INLINE_MARK}${hash}`;
   const name = `${verdict.definition.name.slice(0, MAX_NAME_LENGTH - suffix.length).trimEnd()}${suffix}`;
-  const named = { ...verdict.definition, name, version: 1 };
-  await insertInlineWorkflowDefinition(db, { namespaceId, name, description: verdict.definition.description ?? null, graph: named, blueprint: compile(named, options) });
+  // The stored name and version appear in the blueprint only as its own name and version: no second compile.
+  const stored = { namespaceId, name, description: verdict.definition.description ?? null, graph: { ...verdict.definition, name, version: 1 }, blueprint: { ...blueprint, name, version: 1 } };
+  await insertInlineWorkflowDefinition(db, stored);
   return { ok: true, name, version: 1 };
 }
